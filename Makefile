@@ -1,0 +1,92 @@
+# hitmap build. `make` builds ./hitmap; see README.md for the other targets.
+CC      ?= cc
+PREFIX  ?= /usr/local
+PKGS    := libdw libelf capstone libbpf
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf) -lpfm -lm
+BUILD   ?= build
+
+LIB_SRCS  := $(sort $(wildcard core/*.c collectors/*.c symbolize/*.c analyzer/*.c))
+CLI_SRCS  := $(sort $(wildcard cli/*.c))
+TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+LIB       := $(BUILD)/libhitmap.a
+BIN       ?= hitmap
+
+.PHONY: all deps check test asan asan-test demo bench install clean fmt examples
+
+all: $(BIN)
+
+$(BIN): $(CLI_OBJS) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_BINS:=.d)
+
+# Installs what the build and the tests need on a fresh Debian 12 machine, only when missing.
+DEB_PKGS := build-essential pkg-config libdw-dev libelf-dev libcapstone-dev libpfm4-dev \
+            libbpf-dev libcmocka-dev libdebuginfod-dev linux-perf dwarves python3 clang \
+            libclang-rt-14-dev
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+examples:
+	$(MAKE) -C examples
+
+test: $(BIN) $(TEST_BINS) examples
+	@BUILD=$(BUILD) HITMAP=./$(BIN) tests/run.sh
+
+# The whole suite, then again under ASan+UBSan; one closing line for both.
+check: deps
+	@$(MAKE) --no-print-directory all $(TEST_BINS) examples >/dev/null
+	@$(MAKE) --no-print-directory asan-build >/dev/null
+	@rm -f $(BUILD)/results.normal $(BUILD)/results.asan
+	@BUILD=$(BUILD) HITMAP=./$(BIN) HM_RESULTS=$(BUILD)/results.normal tests/run.sh || true
+	@BUILD=build-asan HITMAP=./build-asan/hitmap HM_RESULTS=$(BUILD)/results.asan HM_SUITE=asan \
+		ASAN_OPTIONS=detect_leaks=1 tests/run.sh || true
+	@tests/total.sh $(BUILD)/results.normal $(BUILD)/results.asan
+
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+asan-build:
+	@$(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/hitmap CFLAGS="$(ASAN_FLAGS)" \
+		LDFLAGS="-fsanitize=address,undefined" build-asan/hitmap \
+		$(TEST_SRCS:tests/unit/%.c=build-asan/tests/%)
+
+asan: deps asan-build examples
+	@BUILD=build-asan HITMAP=./build-asan/hitmap HM_SUITE=asan tests/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all examples >/dev/null
+	@examples/demo.sh ./$(BIN)
+
+bench: deps all examples
+	@bench/run.sh ./$(BIN)
+
+install: $(BIN)
+	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/hitmap
+
+fmt:
+	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(wildcard */*.h)
+
+clean:
+	rm -rf build build-asan $(BIN)
+	$(MAKE) -C examples clean

@@ -1,0 +1,2 @@
+build/core/arena.o: core/arena.c core/arena.h
+core/arena.h:

@@ -1,0 +1,2 @@
+build/core/err.o: core/err.c core/err.h
+core/err.h:

@@ -1,0 +1,2 @@
+build/core/hash.o: core/hash.c core/hash.h
+core/hash.h:

@@ -1,0 +1,2 @@
+build/core/json.o: core/json.c core/json.h
+core/json.h:

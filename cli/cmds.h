@@ -1,0 +1,7 @@
+/* One entry point per subcommand; each returns the process exit code (enum hm_exit). */
+#ifndef HM_CLI_CMDS_H
+#define HM_CLI_CMDS_H
+
+int cmd_layout(int argc, char **argv);
+
+#endif

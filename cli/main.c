@@ -1,0 +1,41 @@
+/* hitmap: find data-layout performance bugs. Dispatches to one file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmds.h"
+#include "core/err.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"layout", cmd_layout, "struct layouts from DWARF or BTF, pahole-style, with cache lines"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: hitmap COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'hitmap COMMAND --help' shows a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return HM_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return HM_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "hitmap: unknown command '%s'; run 'hitmap --help' for the list\n", argv[1]);
+	return HM_EXIT_USAGE;
+}

@@ -1,0 +1,43 @@
+/* Private to symbolize/layout*.c: what a type source (DWARF, BTF) provides. */
+#ifndef HM_LAYOUT_INT_H
+#define HM_LAYOUT_INT_H
+
+#include "core/hash.h"
+#include "symbolize/layout.h"
+
+/* One named type in the index: key is "struct foo", "union foo", "class foo" or, for
+ * typedefs, "foo". ref is the source's handle (DIE offset, BTF id). */
+struct hm_name_entry {
+	const char *key;
+	uint64_t ref;
+	const struct hm_type *type;	/* converted on first lookup */
+};
+
+struct hm_layout_ops {
+	/* Indexes the next chunk of the file (one compile unit); returns 1 while more
+	 * remains, 0 at the end, so a lookup scans no further than it must. */
+	int (*index_more)(struct hm_layout *lay);
+	const struct hm_type *(*type)(struct hm_layout *lay, uint64_t ref);
+	void (*load_members)(struct hm_layout *lay, struct hm_type *t);
+	void (*close)(struct hm_layout *lay);
+};
+
+struct hm_layout {
+	const struct hm_layout_ops *ops;
+	enum hm_layout_kind kind;
+	char *path;
+	struct hm_arena arena;
+	struct hm_hash names;		/* key -> struct hm_name_entry */
+	struct hm_name_entry **order;	/* first definition of each name, file order */
+	size_t nr_order, cap_order;
+	int index_done;
+	void *priv;
+};
+
+void hm_layout_base_init(struct hm_layout *lay, const struct hm_layout_ops *ops,
+			 enum hm_layout_kind kind, const char *path);
+/* Adds a name to the index unless it is already there. kw is "struct", "union",
+ * "class" or NULL for a typedef. */
+void hm_layout_index_add(struct hm_layout *lay, const char *kw, const char *name, uint64_t ref);
+
+#endif

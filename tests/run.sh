@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs every test once: cmocka unit binaries in $BUILD/tests, then tests/e2e/*.sh
+# (each prints "ok NAME" or "not ok NAME" per case). Ends with "N passed, N failed";
+# with HM_RESULTS=FILE it also writes "PASSED FAILED" there for tests/total.sh.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export HITMAP=${HITMAP:-./hitmap}
+export HM_SUITE=${HM_SUITE:-normal}
+export CMOCKA_MESSAGE_OUTPUT=stdout
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	"$t" >"$log" 2>&1
+	rc=$?
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+	p=${p:-0}
+	f=${f:-0}
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi	# crashed before reporting
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$f" -ne 0 ]; then
+		echo "FAIL [$HM_SUITE] $name"
+		sed 's/^/    /' "$log" | grep -v '^\s*\[ \(RUN\|       OK\)' | tail -40
+	else
+		echo "ok   [$HM_SUITE] $name ($p)"
+	fi
+done
+
+for s in tests/e2e/*.sh; do
+	[ -f "$s" ] || continue
+	name=$(basename "$s" .sh)
+	bash "$s" >"$log" 2>&1
+	rc=$?
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$f" -ne 0 ]; then
+		echo "FAIL [$HM_SUITE] $name"
+		grep -v '^ok ' "$log" | sed 's/^/    /' | tail -40
+	else
+		echo "ok   [$HM_SUITE] $name ($p)"
+	fi
+done
+
+[ -n "${HM_RESULTS:-}" ] && echo "$passed $failed" >"$HM_RESULTS"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -273,9 +273,13 @@ uint32_t hm_type_align(const struct hm_type *t)
 		for (uint32_t i = 0; i < nr; i++) {
 			uint32_t ma = m[i].align ? m[i].align : hm_type_align(m[i].type);
 
+			if (!m[i].bit_size && (m[i].bit_offset % (8ull * ma)))
+				return t->align ? t->align : 1;	/* packed */
 			if (ma > a)
 				a = ma;
 		}
+		if (t->size % a)
+			return t->align ? t->align : 1;		/* packed */
 		break;
 	default:
 		break;

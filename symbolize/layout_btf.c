@@ -1,0 +1,239 @@
+/* BTF type source through libbpf: raw BTF (/sys/kernel/btf/vmlinux) or an ELF .BTF
+ * section. BTF has no alignment attributes; alignment is inferred from the layout. */
+#include "symbolize/layout_int.h"
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HM_BTF_CHUNK 4096	/* ids indexed per index_more call */
+#define HM_BTF_MAX_DEPTH 64
+
+struct btf_src {
+	struct btf *btf;
+	uint32_t next_id, nr_types;
+	const struct hm_type **types;	/* by id, converted on demand */
+};
+
+static struct btf_src *src_of(struct hm_layout *lay) { return lay->priv; }
+
+static int btf_index_more(struct hm_layout *lay)
+{
+	struct btf_src *s = src_of(lay);
+	uint32_t end = s->next_id + HM_BTF_CHUNK;
+
+	if (end > s->nr_types)
+		end = s->nr_types;
+	for (; s->next_id < end; s->next_id++) {
+		const struct btf_type *bt = btf__type_by_id(s->btf, s->next_id);
+		const char *name = btf__name_by_offset(s->btf, bt->name_off);
+		const char *kw;
+
+		if (!name || !*name)
+			continue;
+		switch (btf_kind(bt)) {
+		case BTF_KIND_STRUCT: kw = "struct"; break;
+		case BTF_KIND_UNION: kw = "union"; break;
+		case BTF_KIND_TYPEDEF: kw = NULL; break;
+		default: continue;
+		}
+		hm_layout_index_add(lay, kw, name, s->next_id);
+	}
+	return s->next_id < s->nr_types;
+}
+
+static const struct hm_type *convert(struct hm_layout *lay, uint32_t id, int depth);
+
+static void convert_func(struct hm_layout *lay, const struct btf_type *bt, struct hm_type *t,
+			 int depth)
+{
+	const struct btf_param *p = btf_params(bt);
+	uint16_t n = btf_vlen(bt);
+
+	t->ref = convert(lay, bt->type, depth + 1);
+	t->params = hm_arena_alloc(&lay->arena, (n ? n : 1) * sizeof(*t->params));
+	for (uint16_t i = 0; i < n; i++) {
+		if (i == n - 1 && p[i].type == 0 && !p[i].name_off) {
+			t->variadic = 1;	/* a trailing void parameter means ... */
+			break;
+		}
+		t->params[t->nr_params++] = convert(lay, p[i].type, depth + 1);
+	}
+}
+
+static void fill(struct hm_layout *lay, const struct btf_type *bt, uint32_t id,
+		 struct hm_type *t, int depth)
+{
+	struct btf_src *s = src_of(lay);
+	const struct btf_array *arr;
+
+	switch (btf_kind(bt)) {
+	case BTF_KIND_INT:
+	case BTF_KIND_FLOAT:
+		t->kind = HM_T_BASE;
+		t->size = bt->size;
+		break;
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+		t->kind = HM_T_ENUM;
+		t->size = bt->size;
+		break;
+	case BTF_KIND_PTR:
+		t->kind = HM_T_PTR;
+		t->size = (uint64_t)btf__pointer_size(s->btf);
+		t->ref = convert(lay, bt->type, depth + 1);
+		break;
+	case BTF_KIND_ARRAY:
+		arr = btf_array(bt);
+		t->kind = HM_T_ARRAY;
+		t->ref = convert(lay, arr->type, depth + 1);
+		t->nelems = arr->nelems;
+		t->size = t->ref ? arr->nelems * t->ref->size : 0;
+		break;
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+		t->kind = btf_kind(bt) == BTF_KIND_UNION ? HM_T_UNION : HM_T_STRUCT;
+		t->size = bt->size;
+		t->src = lay;
+		t->key = id;
+		break;
+	case BTF_KIND_FWD:
+		t->kind = HM_T_FWD;
+		break;
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_CONST:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_TYPE_TAG:
+		t->kind = btf_kind(bt) == BTF_KIND_TYPEDEF ? HM_T_TYPEDEF :
+			  btf_kind(bt) == BTF_KIND_CONST ? HM_T_CONST :
+			  btf_kind(bt) == BTF_KIND_VOLATILE ? HM_T_VOLATILE :
+			  btf_kind(bt) == BTF_KIND_RESTRICT ? HM_T_RESTRICT : HM_T_ATOMIC;
+		t->ref = convert(lay, bt->type, depth + 1);
+		t->size = t->ref ? t->ref->size : 0;
+		if (btf_kind(bt) == BTF_KIND_TYPE_TAG)
+			t->kind = HM_T_TYPEDEF;	/* __user and friends: transparent */
+		break;
+	case BTF_KIND_FUNC_PROTO:
+		t->kind = HM_T_FUNC;
+		convert_func(lay, bt, t, depth);
+		break;
+	default:
+		t->kind = HM_T_VOID;
+		break;
+	}
+}
+
+static const struct hm_type *convert(struct hm_layout *lay, uint32_t id, int depth)
+{
+	struct btf_src *s = src_of(lay);
+	const struct btf_type *bt;
+	struct hm_type *t;
+	const char *name;
+
+	if (id == 0 || id >= s->nr_types)
+		return NULL;	/* void */
+	if (s->types[id])
+		return s->types[id];
+	t = hm_arena_alloc(&lay->arena, sizeof(*t));
+	s->types[id] = t;
+	if (depth > HM_BTF_MAX_DEPTH || !(bt = btf__type_by_id(s->btf, id)))
+		return t;
+	name = btf__name_by_offset(s->btf, bt->name_off);
+	t->name = name && *name ? name : NULL;
+	fill(lay, bt, id, t, depth);
+	if (btf_kind(bt) == BTF_KIND_TYPE_TAG)
+		t->name = NULL;
+	return t;
+}
+
+static const struct hm_type *btf_type_at(struct hm_layout *lay, uint64_t ref)
+{
+	return convert(lay, (uint32_t)ref, 0);
+}
+
+static void btf_load_members(struct hm_layout *lay, struct hm_type *t)
+{
+	struct btf_src *s = src_of(lay);
+	const struct btf_type *bt = btf__type_by_id(s->btf, (uint32_t)t->key);
+	const struct btf_member *bm;
+	uint16_t n;
+
+	if (!bt || !(n = btf_vlen(bt)))
+		return;
+	bm = btf_members(bt);
+	t->members = hm_arena_alloc(&lay->arena, n * sizeof(*t->members));
+	for (uint16_t i = 0; i < n; i++) {
+		struct hm_member *m = &t->members[i];
+		const char *name = btf__name_by_offset(s->btf, bm[i].name_off);
+
+		m->name = name && *name ? name : NULL;
+		m->type = convert(lay, bm[i].type, 0);
+		m->bit_offset = btf_member_bit_offset(bt, i);
+		m->bit_size = btf_member_bitfield_size(bt, i);
+	}
+	t->nr_members = n;
+}
+
+static void btf_close(struct hm_layout *lay)
+{
+	struct btf_src *s = src_of(lay);
+
+	if (!s)
+		return;
+	btf__free(s->btf);
+	free(s->types);
+	free(s);
+}
+
+static const struct hm_layout_ops btf_ops = {
+	.index_more = btf_index_more,
+	.type = btf_type_at,
+	.load_members = btf_load_members,
+	.close = btf_close,
+};
+
+int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *err)
+{
+	struct hm_layout *lay;
+	struct btf_src *s;
+	struct btf *btf;
+
+	*out = NULL;
+	if (access(path, R_OK) != 0)
+		return hm_err_set(err, errno == EACCES ? HM_EXIT_ENV : HM_EXIT_INPUT, "%s: %s%s",
+				  path, strerror(errno),
+				  errno == ENOENT && !strcmp(path, "/sys/kernel/btf/vmlinux")
+					  ? " (kernel built without CONFIG_DEBUG_INFO_BTF: use "
+					    "'hitmap layout VMLINUX' with a -dbg vmlinux instead)"
+					  : errno == EACCES ? " (run as root)" : "");
+	btf = btf__parse(path, NULL);
+	if (!btf)
+		return hm_err_set(err, HM_EXIT_INPUT,
+				  "%s: no readable BTF (%s): give raw BTF such as "
+				  "/sys/kernel/btf/vmlinux or an ELF file with a .BTF section",
+				  path, strerror(errno));
+	lay = malloc(sizeof(*lay));
+	s = calloc(1, sizeof(*s));
+	if (!lay || !s) {
+		free(lay);
+		free(s);
+		btf__free(btf);
+		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
+	}
+	hm_layout_base_init(lay, &btf_ops, HM_LAYOUT_BTF, path);
+	lay->priv = s;
+	s->btf = btf;
+	s->nr_types = btf__type_cnt(btf);
+	s->next_id = 1;
+	s->types = calloc(s->nr_types, sizeof(*s->types));
+	if (!s->types) {
+		hm_layout_close(lay);
+		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
+	}
+	*out = lay;
+	return 0;
+}

@@ -1,2 +1,0 @@
-build/core/err.o: core/err.c core/err.h
-core/err.h:

@@ -1,2 +1,0 @@
-build/core/hash.o: core/hash.c core/hash.h
-core/hash.h:

@@ -139,6 +139,11 @@ static void print_members(struct printer *p, const struct hm_type *t, uint64_t b
 	struct hm_shape s;
 
 	hm_shape_compute(p->a, t, p->o->line_size, &s);
+	if (s.lead_bit_hole) {
+		fputc('\n', p->out);
+		indent(p->out, depth);
+		fprintf(p->out, "/* XXX %u bits hole, try to pack */\n\n", s.lead_bit_hole);
+	}
 	for (uint32_t i = 0; i < s.nr; i++) {
 		print_member(p, &s.ms[i], base, depth);
 		if (t->kind != HM_T_UNION)
@@ -154,7 +159,9 @@ static void print_summary(struct printer *p, const struct hm_shape *s)
 		(unsigned long long)s->size, (unsigned long long)s->cachelines, s->nr);
 	if (s->type->kind == HM_T_UNION)
 		return;	/* members overlap: sums, holes and padding mean nothing */
-	if (s->nr_holes || s->sum_members + s->sum_holes + s->padding != s->size) {
+	uint64_t bit_bytes = (s->sum_bitfield_bits + s->sum_bit_holes + s->bit_padding + 7) / 8;
+
+	if (s->nr_holes || s->sum_members + s->sum_holes + s->padding + bit_bytes != s->size) {
 		fprintf(out, "\t/* sum members: %llu", (unsigned long long)s->sum_members);
 		if (s->nr_holes)
 			fprintf(out, ", holes: %llu, sum holes: %llu", (unsigned long long)s->nr_holes,
@@ -172,11 +179,11 @@ static void print_summary(struct printer *p, const struct hm_shape *s)
 	}
 	if (s->padding)
 		fprintf(out, "\t/* padding: %llu */\n", (unsigned long long)s->padding);
-	if (s->bit_padding)
-		fprintf(out, "\t/* bit_padding: %llu bits */\n", (unsigned long long)s->bit_padding);
 	if (s->nr_paddings)
 		fprintf(out, "\t/* paddings: %llu, sum paddings: %llu */\n",
 			(unsigned long long)s->nr_paddings, (unsigned long long)s->sum_paddings);
+	if (s->bit_padding)
+		fprintf(out, "\t/* bit_padding: %llu bits */\n", (unsigned long long)s->bit_padding);
 	if (s->nr_forced) {
 		fprintf(out, "\t/* forced alignments: %llu", (unsigned long long)s->nr_forced);
 		if (s->nr_forced_holes)
@@ -275,6 +282,7 @@ void hm_layout_print_json(struct hm_json *j, struct hm_arena *a, const struct hm
 	hm_json_arr_end(j);
 	hm_json_u64(j, "sum_members", s.sum_members);
 	hm_json_u64(j, "sum_holes", s.sum_holes);
+	hm_json_u64(j, "lead_bit_hole", s.lead_bit_hole);
 	hm_json_u64(j, "bit_holes", s.nr_bit_holes);
 	hm_json_u64(j, "sum_bit_holes", s.sum_bit_holes);
 	hm_json_u64(j, "padding", s.padding);

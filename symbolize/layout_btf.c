@@ -210,12 +210,12 @@ int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *
 					  ? " (kernel built without CONFIG_DEBUG_INFO_BTF: use "
 					    "'hitmap layout VMLINUX' with a -dbg vmlinux instead)"
 					  : errno == EACCES ? " (run as root)" : "");
+	libbpf_set_print(NULL);	/* library code does not print; the error says it all */
 	btf = btf__parse(path, NULL);
 	if (!btf)
 		return hm_err_set(err, HM_EXIT_INPUT,
-				  "%s: no readable BTF (%s): give raw BTF such as "
-				  "/sys/kernel/btf/vmlinux or an ELF file with a .BTF section",
-				  path, strerror(errno));
+				  "%s: no readable BTF: give raw BTF such as /sys/kernel/btf/vmlinux "
+				  "or an ELF file with a .BTF section (for DWARF drop --btf)", path);
 	lay = malloc(sizeof(*lay));
 	s = calloc(1, sizeof(*s));
 	if (!lay || !s) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define HM_DWARF_MAX_DEPTH 64
@@ -333,22 +334,67 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+/* The byte past the end of the section headers and of every section with contents;
+ * a file shorter than that was cut short. */
+static uint64_t elf_extent(Elf *elf)
+{
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	uint64_t end;
+
+	if (!gelf_getehdr(elf, &eh))
+		return UINT64_MAX;
+	end = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+	if (eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize > end)
+		end = eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    sh.sh_offset + sh.sh_size > end)
+			end = sh.sh_offset + sh.sh_size;
+	}
+	return end;
+}
+
+static const char *fmt_bytes(char *buf, size_t len, uint64_t n)
+{
+	snprintf(buf, len, "%llu bytes", (unsigned long long)n);
+	return buf;
+}
+
 /* Checks the file before libdwfl sees it, so each bad input gets its own message. */
 static int check_elf_file(const char *path, struct hm_err *err)
 {
 	unsigned char magic[4];
 	int fd = open(path, O_RDONLY);
+	struct stat st;
+	Elf *elf;
+	uint64_t need;
+	char numbuf[32];
 	ssize_t n;
 
 	if (fd < 0)
 		return hm_err_set(err, HM_EXIT_INPUT, "%s: %s%s", path, strerror(errno),
 				  errno == EACCES ? " (run as root or fix its permissions)" : "");
 	n = read(fd, magic, sizeof(magic));
-	close(fd);
-	if (n != 4 || memcmp(magic, "\177ELF", 4) != 0)
+	if (n != 4 || memcmp(magic, "\177ELF", 4) != 0 || fstat(fd, &st) != 0) {
+		close(fd);
 		return hm_err_set(err, HM_EXIT_INPUT,
 				  "%s: not an ELF file: give an executable, shared object, .o, .ko "
 				  "or separate debug file (for raw BTF use --btf %s)", path, path);
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	need = elf ? elf_extent(elf) : UINT64_MAX;
+	elf_end(elf);
+	close(fd);
+	if (need > (uint64_t)st.st_size)
+		return hm_err_set(err, HM_EXIT_INPUT,
+				  "%s: truncated or corrupt ELF (%lld bytes, its headers need %s): "
+				  "copy or rebuild the file", path, (long long)st.st_size,
+				  need == UINT64_MAX ? "a valid ELF header"
+						     : fmt_bytes(numbuf, sizeof(numbuf), need));
 	return 0;
 }
 

@@ -41,13 +41,16 @@ static uint64_t unit_end_bits(const struct hm_member_shape *ms)
 	return (ms->offset + ms->size) * 8;
 }
 
-static void gap(struct hm_shape *s, struct hm_member_shape *prev, const struct hm_member_shape *cur)
+/* run_end: the end of the storage unit that opened the current run of bitfields; a
+ * bool:1 after an unsigned int:3 still lives in the int's unit. */
+static void gap(struct hm_shape *s, struct hm_member_shape *prev, const struct hm_member_shape *cur,
+		uint64_t run_end)
 {
 	uint64_t start = cur->m->bit_offset, pend = end_bits(prev);
 	uint64_t bytes_from, bits = 0, bytes = 0;
 
 	if (prev->m->bit_size) {
-		uint64_t uend = unit_end_bits(prev);
+		uint64_t uend = run_end > unit_end_bits(prev) ? run_end : unit_end_bits(prev);
 		uint64_t stop = start < uend ? start : uend;
 
 		bits = stop > pend ? stop - pend : 0;
@@ -73,6 +76,14 @@ static void gap(struct hm_shape *s, struct hm_member_shape *prev, const struct h
 			s->sum_forced_holes += bytes;
 		}
 	}
+}
+
+/* A first member that is a bitfield not starting at bit 0 leaves a hole before it. */
+static void lead_bit_hole(struct hm_shape *s, const struct hm_member_shape *first)
+{
+	s->lead_bit_hole = first->bit_in_unit;
+	s->nr_bit_holes++;
+	s->sum_bit_holes += first->bit_in_unit;
 }
 
 static void line_info(struct hm_member_shape *ms, uint32_t line)
@@ -118,7 +129,7 @@ void hm_shape_compute(struct hm_arena *a, const struct hm_type *t, uint32_t line
 {
 	const struct hm_member *m;
 	uint32_t nr;
-	uint64_t max_align = 1, end_b = 0, uend_b = 0;
+	uint64_t max_align = 1, end_b = 0, uend_b = 0, run_end = 0;
 
 	memset(s, 0, sizeof(*s));
 	t = hm_type_strip(t);
@@ -147,10 +158,18 @@ void hm_shape_compute(struct hm_arena *a, const struct hm_type *t, uint32_t line
 			s->sum_paddings += ms->sub_padding;
 		}
 		if (t->kind != HM_T_UNION && i > 0)
-			gap(s, &s->ms[i - 1], ms);
+			gap(s, &s->ms[i - 1], ms, run_end);
+		else if (t->kind != HM_T_UNION && m[i].bit_size && ms->bit_in_unit)
+			lead_bit_hole(s, ms);
+		if (!m[i].bit_size)
+			run_end = 0;
+		else if (!run_end || m[i].bit_offset >= run_end)
+			run_end = unit_end_bits(ms);
 		if (end_bits(ms) >= end_b) {
 			end_b = end_bits(ms);
-			uend_b = m[i].bit_size ? unit_end_bits(ms) : end_b;
+			uend_b = m[i].bit_size ? (run_end > unit_end_bits(ms) ? run_end
+									  : unit_end_bits(ms))
+					       : end_b;
 		}
 	}
 	if (nr && t->size % max_align)

@@ -29,6 +29,7 @@ struct hm_shape {
 	uint64_t sum_bitfield_bits;
 	uint64_t nr_holes, sum_holes, nr_bit_holes, sum_bit_holes;
 	uint64_t padding, bit_padding;
+	uint32_t lead_bit_hole;		/* bits before a first member that is a bitfield */
 	uint64_t nr_paddings, sum_paddings;	/* embedded structs with trailing padding */
 	uint64_t nr_forced, nr_forced_holes, sum_forced_holes;
 	int packed;			/* inferred: some member is misaligned */

@@ -3,8 +3,9 @@ CC      ?= cc
 PREFIX  ?= /usr/local
 PKGS    := libdw libelf capstone libbpf
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf) -lpfm -lm
+# Kept apart from CFLAGS so that `make CFLAGS=...` (the asan build) keeps them.
+HM_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+HM_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf) -lpfm -lm
 BUILD   ?= build
 
 LIB_SRCS  := $(sort $(wildcard core/*.c collectors/*.c symbolize/*.c analyzer/*.c))
@@ -21,7 +22,7 @@ BIN       ?= hitmap
 all: $(BIN)
 
 $(BIN): $(CLI_OBJS) $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(HM_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(HM_LIBS) $(LDLIBS)
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
@@ -29,11 +30,11 @@ $(LIB): $(LIB_OBJS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(HM_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(HM_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LIB) $(HM_LIBS) $(LDLIBS) -lcmocka
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_BINS:=.d)
 

@@ -17,7 +17,7 @@
 static void test_hash_keeps_first_value_and_grows(void **state)
 {
 	struct hm_hash h;
-	char keys[1000][8];
+	char keys[1000][16];
 	int vals[1000];
 
 	(void)state;

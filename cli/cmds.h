@@ -3,5 +3,6 @@
 #define HM_CLI_CMDS_H
 
 int cmd_layout(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"layout", cmd_layout, "struct layouts from DWARF or BTF, pahole-style, with cache lines"},
+	{"diff", cmd_diff, "what a struct change between two builds does to cache lines"},
 };
 
 static void usage(FILE *out)

@@ -8,7 +8,7 @@
 
 struct imap {
 	long long im_blkno;
-	unsigned short im_len;
+	int im_len;
 	unsigned short im_boffset;
 #ifdef VARIANT
 	unsigned int im_pad;

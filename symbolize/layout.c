@@ -59,6 +59,12 @@ void hm_layout_close(struct hm_layout *lay)
 
 const char *hm_layout_path(const struct hm_layout *lay) { return lay->path; }
 enum hm_layout_kind hm_layout_source(const struct hm_layout *lay) { return lay->kind; }
+void hm_layout_machine(const struct hm_layout *lay, uint16_t *machine, uint8_t *elf_class)
+{
+	*machine = lay->machine;
+	*elf_class = lay->elf_class;
+}
+
 struct hm_arena *hm_layout_arena(struct hm_layout *lay) { return &lay->arena; }
 
 static const struct hm_type *entry_type(struct hm_layout *lay, struct hm_name_entry *e)

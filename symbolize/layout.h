@@ -69,6 +69,8 @@ int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *
 void hm_layout_close(struct hm_layout *lay);
 const char *hm_layout_path(const struct hm_layout *lay);
 enum hm_layout_kind hm_layout_source(const struct hm_layout *lay);
+/* ELF machine (EM_X86_64, ...) and class (ELFCLASS64) of a DWARF file; 0 for BTF. */
+void hm_layout_machine(const struct hm_layout *lay, uint16_t *machine, uint8_t *elf_class);
 /* Arena of the file: strings and types live as long as the layout. */
 struct hm_arena *hm_layout_arena(struct hm_layout *lay);
 

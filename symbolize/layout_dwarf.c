@@ -454,8 +454,13 @@ int hm_layout_open(const char *path, struct hm_layout **out, struct hm_err *err)
 		Elf *elf = dwarf_getelf(s->dw);
 		GElf_Ehdr eh;
 
-		s->addr_size = elf && gelf_getehdr(elf, &eh) && eh.e_ident[EI_CLASS] == ELFCLASS32
-				       ? 4 : 8;
+		s->addr_size = 8;
+		if (elf && gelf_getehdr(elf, &eh)) {
+			lay->machine = eh.e_machine;
+			lay->elf_class = eh.e_ident[EI_CLASS];
+			if (eh.e_ident[EI_CLASS] == ELFCLASS32)
+				s->addr_size = 4;
+		}
 	}
 	*out = lay;
 	return 0;

@@ -31,6 +31,8 @@ struct hm_layout {
 	struct hm_name_entry **order;	/* first definition of each name, file order */
 	size_t nr_order, cap_order;
 	int index_done;
+	uint16_t machine;		/* ELF e_machine; 0 for raw BTF */
+	uint8_t elf_class;		/* ELFCLASS32/64; 0 for raw BTF */
 	void *priv;
 };
 

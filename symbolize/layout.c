@@ -32,7 +32,7 @@ void hm_layout_index_add(struct hm_layout *lay, const char *kw, const char *name
 	e->key = hm_arena_strdup(&lay->arena, buf);
 	e->ref = ref;
 	hm_hash_put(&lay->names, e->key, e);
-	if (!kw)
+	if (!kw || !strcmp(kw, "var"))
 		return;
 	if (lay->nr_order == lay->cap_order) {
 		lay->cap_order = lay->cap_order ? lay->cap_order * 2 : 256;
@@ -124,6 +124,16 @@ const struct hm_type *hm_layout_find(struct hm_layout *lay, const char *name)
 			return hm_type_strip(entry_type(lay, e));
 	}
 	return NULL;
+}
+
+const struct hm_type *hm_layout_var_type(struct hm_layout *lay, const char *name)
+{
+	char key[512];
+	struct hm_name_entry *e;
+
+	snprintf(key, sizeof(key), "var %s", name);
+	e = index_lookup(lay, key);
+	return e && lay->ops->var_type ? lay->ops->var_type(lay, e->ref) : NULL;
 }
 
 int hm_layout_foreach(struct hm_layout *lay, int (*cb)(const struct hm_type *t, void *ctx),

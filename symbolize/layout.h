@@ -77,6 +77,8 @@ struct hm_arena *hm_layout_arena(struct hm_layout *lay);
 /* Finds an aggregate by name: "foo", "struct foo", "union foo", or a typedef naming
  * one. Returns the aggregate itself (typedefs resolved), or NULL. */
 const struct hm_type *hm_layout_find(struct hm_layout *lay, const char *name);
+/* The type of a global or static variable (DWARF variables, BTF VARs), or NULL. */
+const struct hm_type *hm_layout_var_type(struct hm_layout *lay, const char *name);
 /* Calls cb for every named struct/union/class with members, each name once, in file
  * order. Stops and returns cb's value when it is non-zero. */
 int hm_layout_foreach(struct hm_layout *lay, int (*cb)(const struct hm_type *t, void *ctx),
@@ -103,6 +105,11 @@ void hm_type_decl(struct hm_arena *a, const struct hm_type *t, const char *name,
  * then names the nearest preceding member, suffixed "<hole>" or "<padding>"). */
 const struct hm_type *hm_layout_field_at(const struct hm_type *t, uint64_t offset, char *buf,
 					 size_t len, uint64_t *within);
+
+/* Member path -> offset: "bar.baz[3].x" inside t (anonymous members are searched
+ * through). Fills the byte offset and size; 0 on success, -1 if the path names nothing. */
+int hm_layout_member_offset(const struct hm_type *t, const char *path, uint64_t *offset,
+			    uint64_t *size);
 
 /* Walks leaf members (non-aggregate, or arrays of non-aggregates) depth first with
  * absolute offsets; arrays of aggregates visit element 0 only unless all_elems. */

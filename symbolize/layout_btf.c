@@ -38,6 +38,7 @@ static int btf_index_more(struct hm_layout *lay)
 		case BTF_KIND_STRUCT: kw = "struct"; break;
 		case BTF_KIND_UNION: kw = "union"; break;
 		case BTF_KIND_TYPEDEF: kw = NULL; break;
+		case BTF_KIND_VAR: kw = "var"; break;
 		default: continue;
 		}
 		hm_layout_index_add(lay, kw, name, s->next_id);
@@ -178,6 +179,13 @@ static void btf_load_members(struct hm_layout *lay, struct hm_type *t)
 	t->nr_members = n;
 }
 
+static const struct hm_type *btf_var_type(struct hm_layout *lay, uint64_t ref)
+{
+	const struct btf_type *bt = btf__type_by_id(src_of(lay)->btf, (uint32_t)ref);
+
+	return bt ? convert(lay, bt->type, 0) : NULL;
+}
+
 static void btf_close(struct hm_layout *lay)
 {
 	struct btf_src *s = src_of(lay);
@@ -193,6 +201,7 @@ static const struct hm_layout_ops btf_ops = {
 	.index_more = btf_index_more,
 	.type = btf_type_at,
 	.load_members = btf_load_members,
+	.var_type = btf_var_type,
 	.close = btf_close,
 };
 

@@ -36,6 +36,7 @@ static void index_die(struct hm_layout *lay, Dwarf_Die *die, int depth)
 	case DW_TAG_union_type: kw = "union"; break;
 	case DW_TAG_class_type: kw = "class"; break;
 	case DW_TAG_typedef: kw = NULL; break;
+	case DW_TAG_variable: kw = "var"; break;
 	case DW_TAG_namespace:
 		if (depth < 8 && dwarf_child(die, &child) == 0)
 			do
@@ -46,6 +47,8 @@ static void index_die(struct hm_layout *lay, Dwarf_Die *die, int depth)
 		return;
 	}
 	if (!(name = dwarf_diename(die)) || dwarf_hasattr(die, DW_AT_declaration))
+		return;
+	if (tag == DW_TAG_variable && !dwarf_hasattr(die, DW_AT_type))
 		return;
 	hm_layout_index_add(lay, kw, name, dwarf_dieoffset(die));
 }
@@ -307,6 +310,15 @@ static void dwarf_load_members(struct hm_layout *lay, struct hm_type *t)
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
+static const struct hm_type *dwarf_var_type(struct hm_layout *lay, uint64_t ref)
+{
+	Dwarf_Die die;
+
+	if (!dwarf_offdie(src_of(lay)->dw, ref, &die))
+		return NULL;
+	return convert_ref(lay, &die, 0);
+}
+
 static void dwarf_close(struct hm_layout *lay)
 {
 	struct dwarf_src *s = src_of(lay);
@@ -323,6 +335,7 @@ static const struct hm_layout_ops dwarf_ops = {
 	.index_more = dwarf_index_more,
 	.type = dwarf_type,
 	.load_members = dwarf_load_members,
+	.var_type = dwarf_var_type,
 	.close = dwarf_close,
 };
 

@@ -2,6 +2,7 @@
 #include "symbolize/layout.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Nesting deeper than this is a malformed or hostile file, not C. */
@@ -147,4 +148,76 @@ int hm_layout_walk(const struct hm_type *t, int all_elems,
 	struct walk w = {.all_elems = all_elems, .cb = cb, .ctx = ctx};
 
 	return walk_type(&w, hm_type_strip(t), 0, 0);
+}
+
+/* Finds the member called name in t, looking through anonymous members; adds its
+ * offset to *off. */
+static const struct hm_member *find_named(const struct hm_type *t, const char *name, size_t len,
+					  uint64_t *off, int depth)
+{
+	uint32_t nr;
+	const struct hm_member *m = hm_type_members(t, &nr);
+
+	if (depth > HM_MAX_NEST)
+		return NULL;
+	for (uint32_t i = 0; i < nr; i++) {
+		if (m[i].name && strlen(m[i].name) == len && !strncmp(m[i].name, name, len)) {
+			*off += m[i].bit_offset / 8;
+			return &m[i];
+		}
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		uint64_t sub = 0;
+		const struct hm_member *found;
+
+		if (m[i].name || !hm_type_is_aggregate(m[i].type))
+			continue;
+		found = find_named(hm_type_strip(m[i].type), name, len, &sub, depth + 1);
+		if (found) {
+			*off += m[i].bit_offset / 8 + sub;
+			return found;
+		}
+	}
+	return NULL;
+}
+
+int hm_layout_member_offset(const struct hm_type *t, const char *path, uint64_t *offset,
+			    uint64_t *size)
+{
+	const struct hm_type *cur = hm_type_strip(t);
+	uint64_t off = 0;
+	const char *p = path;
+
+	while (*p && cur) {
+		size_t len = strcspn(p, ".[");
+		const struct hm_member *m;
+
+		if (len) {
+			m = find_named(cur, p, len, &off, 0);
+			if (!m)
+				return -1;
+			cur = hm_type_strip(m->type);
+			p += len;
+		}
+		while (*p == '[') {
+			char *end;
+			unsigned long long idx = strtoull(p + 1, &end, 0);
+
+			if (*end != ']' || !cur || cur->kind != HM_T_ARRAY ||
+			    (!cur->flexible && idx >= cur->nelems))
+				return -1;
+			cur = hm_type_strip(cur->ref);
+			off += idx * (cur ? cur->size : 0);
+			p = end + 1;
+		}
+		if (*p == '.')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	if (!cur)
+		return -1;
+	*offset = off;
+	*size = cur->size;
+	return 0;
 }

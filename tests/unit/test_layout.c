@@ -190,6 +190,27 @@ static void test_suggest_nearest_names(void **state)
 	assert_string_equal(near[0], "inner_pt");
 }
 
+static void test_var_type_and_member_offset(void **state)
+{
+	const struct hm_type *t = hm_layout_var_type(*state, "oa");
+	uint64_t off = 0, size = 0;
+
+	assert_non_null(t);
+	assert_ptr_equal(hm_type_strip(t), find(state, "outer_arr"));
+	assert_null(hm_layout_var_type(*state, "no_such_var"));
+	assert_int_equal(hm_layout_member_offset(t, "pts[1].v", &off, &size), 0);
+	assert_int_equal(off, 24);
+	assert_int_equal(size, 8);
+	assert_int_equal(hm_layout_member_offset(find(state, "anon_nest"), "hi", &off, &size), 0);
+	assert_int_equal(off, 10);
+	assert_int_equal(size, 2);
+	assert_int_equal(hm_layout_member_offset(t, "u.as_float", &off, &size), 0);
+	assert_int_equal(off, 72);
+	assert_int_equal(hm_layout_member_offset(t, "pts[3].v", &off, &size), -1);
+	assert_int_equal(hm_layout_member_offset(t, "nope", &off, &size), -1);
+	assert_int_equal(hm_layout_member_offset(t, "name[2", &off, &size), -1);
+}
+
 static void test_btf_kernel_types(void **state)
 {
 	struct hm_layout *lay;
@@ -236,6 +257,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_declarations, open_tricky, close_layout),
 		cmocka_unit_test_setup_teardown(test_walk_leaves_with_absolute_offsets, open_tricky, close_layout),
 		cmocka_unit_test_setup_teardown(test_suggest_nearest_names, open_tricky, close_layout),
+		cmocka_unit_test_setup_teardown(test_var_type_and_member_offset, open_tricky, close_layout),
 		cmocka_unit_test(test_btf_kernel_types),
 		cmocka_unit_test(test_open_errors_fill_err),
 	};

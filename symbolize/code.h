@@ -1,0 +1,80 @@
+/* Code addresses to function, source line and inline chain (libdwfl), for the user-space
+ * files a recording mapped and for the kernel (vmlinux, debuginfod or /proc/kallsyms).
+ * One struct hm_code per report run; results are cached, one DWARF lookup per distinct ip. */
+#ifndef HM_CODE_H
+#define HM_CODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+struct hm_code;
+
+struct hm_code_opts {
+	const char *vmlinux;	/* NULL: search /usr/lib/debug/boot/vmlinux-RELEASE and
+				 * perf's other places; "": none (kallsyms only) */
+	const char *kallsyms;	/* NULL: /proc/kallsyms */
+	const char *kernel_release; /* NULL: uname -r; give the recording's osrelease */
+	const char *sysroot;	/* prefix for recorded file names and /usr/lib/debug */
+	const char *buildid_dir; /* perf's build-id cache (~/.debug): DIR/.build-id/xx/yy../elf */
+};
+
+enum hm_code_flags {
+	HM_CODE_NO_DEBUGINFO = 1 << 0,	 /* no DWARF: no file:line, no inline chain */
+	HM_CODE_BUILDID_MISMATCH = 1 << 1, /* the file on disk is not the one recorded */
+	HM_CODE_KALLSYMS_ONLY = 1 << 2,	 /* kernel function name only, from kallsyms */
+	HM_CODE_UNMAPPED = 1 << 3,	 /* no mapping covers ip: nothing is known */
+	HM_CODE_NO_FILE = 1 << 4,	 /* mapped, but no file to read ([vdso], JIT, gone) */
+};
+
+/* One inlined call, innermost first: func was inlined at file:line of its caller (the
+ * next entry, or hm_code_loc.func for the last). */
+struct hm_code_inline {
+	const char *func;
+	const char *file;
+	int line, column;
+};
+
+struct hm_code_loc {
+	const char *func;	/* the containing (non-inlined) function, or NULL */
+	uint64_t func_start;	/* runtime address of func's first byte; 0 if unknown */
+	uint64_t func_size;	/* 0 if unknown */
+	uint64_t offset;	/* ip - func_start; 0 when func is NULL */
+	const char *file;	/* source of the instruction at ip (innermost inline); NULL */
+	int line, column;	/* 0 when unknown */
+	const char *module;	/* "/usr/bin/foo", "[kernel.kallsyms]", "xfs" */
+	uint32_t nr_inlines;
+	const struct hm_code_inline *inlines;
+	int flags;		/* enum hm_code_flags */
+	const char *hint;	/* when something is missing or suspect: what would fix it */
+};
+
+int hm_code_open(const struct hm_code_opts *o, struct hm_code **out, struct hm_err *err);
+void hm_code_close(struct hm_code *c);
+
+/* A file mapped at [start, start+len) from file offset pgoff in pid (an MMAP/MMAP2
+ * record; build_id_size 0 when not recorded). Only executable mappings are needed. A new
+ * mapping replaces what it overlaps, as mmap does. The kernel's own records (pid -1,
+ * "[kernel.kallsyms]_text" with pgoff the runtime address of _text, and modules) give
+ * the KASLR offset of the recorded boot. */
+int hm_code_add_map(struct hm_code *c, uint32_t pid, uint64_t start, uint64_t len,
+		    uint64_t pgoff, const char *filename, const uint8_t *build_id,
+		    size_t build_id_size);
+/* A build-id from the recording's build-id table (perf.data HEADER_BUILD_ID); used for
+ * maps of filename that carry none. "[kernel.kallsyms]" names the kernel. Call before
+ * the first lookup that needs it. */
+int hm_code_add_build_id(struct hm_code *c, const char *filename, const uint8_t *build_id,
+			 size_t build_id_size);
+
+/* Resolves ip in pid's address space, or in the kernel when kernel != 0. Returns 0 with
+ * *out filled (out->func NULL when unresolved: flags and hint say why); strings live as
+ * long as c; the same ip yields the same pointers. */
+int hm_code_lookup(struct hm_code *c, uint32_t pid, uint64_t ip, int kernel,
+		   struct hm_code_loc *out);
+/* Copies up to len bytes of code at runtime address ip from the mapped file (vmlinux for
+ * the kernel); returns the number of bytes copied, 0 when the bytes are not available. */
+size_t hm_code_read(struct hm_code *c, uint32_t pid, uint64_t ip, int kernel, uint8_t *buf,
+		    size_t len);
+
+#endif

@@ -1,0 +1,161 @@
+/* Private to symbolize/code*.c: the files (DSOs), address spaces and kernel of a
+ * struct hm_code. */
+#ifndef HM_CODE_INT_H
+#define HM_CODE_INT_H
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "core/arena.h"
+#include "core/hash.h"
+#include "symbolize/code.h"
+
+#define HM_BUILD_ID_MAX 20
+
+/* debuginfod_find_executable and debuginfod_find_debuginfo, found with dlsym. */
+typedef int code_find_fn(debuginfod_client *client, const unsigned char *id, int size,
+			 char **path);
+
+struct code_sym {
+	uint64_t start, size;	/* size 0: ends where the next symbol starts */
+	const char *name;
+	uint32_t rank;		/* among symbols at one address, the lowest is kept */
+};
+
+struct code_load {		/* a PT_LOAD: file offset -> address in the file */
+	uint64_t offset, vaddr, filesz;
+	uint32_t flags;
+};
+
+/* One ELF file, shared by every process that maps it. Addresses inside it ("vaddr") are
+ * the file's own (p_vaddr based): dwfl gets the module at bias 0 and each mapping keeps
+ * the delta to runtime addresses. */
+struct code_dso {
+	struct code_dso *next;
+	const char *name;	/* as recorded: hm_code_loc.module */
+	uint8_t build_id[HM_BUILD_ID_MAX];
+	size_t build_id_size;	/* recorded; 0: unknown */
+	int loaded, kernel;
+	const char *path;	/* the file read, NULL when none was found */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Elf *elf;		/* main file, for code bytes */
+	struct code_load *loads;
+	size_t nr_loads;
+	struct code_sym *syms;	/* functions, by address */
+	size_t nr_syms;
+	int flags;		/* applies to every result of this file */
+	const char *hint;
+	struct hm_map64 cache;	/* vaddr + 1 -> struct hm_code_loc (func_start as vaddr) */
+	struct hm_map64 cus;	/* CU DIE offset + 1 -> struct code_cu (code_dwarf.c) */
+};
+
+struct code_map {
+	uint64_t start, end, pgoff;
+	struct code_dso *dso;
+	int64_t delta;		/* runtime - vaddr, once has_delta */
+	int has_delta;
+};
+
+struct code_proc {
+	struct code_proc *next;
+	uint32_t pid;
+	struct code_map *maps;	/* sorted, disjoint */
+	size_t nr, cap;
+};
+
+struct code_ksym {
+	uint64_t addr, end;
+	const char *name, *module;	/* module NULL for the kernel image */
+	char type;
+};
+
+struct code_kmod {		/* a module mapping from the recording */
+	uint64_t start, end;
+	const char *name;
+};
+
+struct code_kernel {
+	int loaded;		/* vmlinux search done */
+	struct code_dso *vmlinux;
+	int64_t kaslr;		/* runtime - vmlinux address */
+	int ksyms_loaded;
+	struct code_ksym *ksyms;
+	size_t nr_ksyms;
+	int restricted;		/* kallsyms showed zero addresses */
+	const char *ksyms_error;
+	uint64_t ksyms_ref;	/* ref_name's address in kallsyms; 0 if absent */
+	int64_t ksyms_shift;	/* recorded boot - kallsyms boot */
+	int has_ref;		/* the recording's [kernel.kallsyms] map was seen */
+	const char *ref_name;	/* "_text" or "_stext" */
+	uint64_t ref_addr;
+	uint8_t build_id[HM_BUILD_ID_MAX];
+	size_t build_id_size;
+	struct code_kmod *mods;
+	size_t nr_mods, cap_mods;
+	struct hm_map64 cache;	/* ip -> struct hm_code_loc, kallsyms results */
+	const char *hint;	/* for kallsyms-only results */
+};
+
+struct hm_code {
+	struct hm_arena arena;
+	Dwfl_Callbacks cb;
+	char *debuginfo_path;
+	const char *vmlinux, *kallsyms, *release, *sysroot, *buildid_dir;
+	int kallsyms_default;		/* reading this machine's /proc/kallsyms */
+	int release_live;		/* release is this machine's (uname) */
+	struct hm_hash dso_keys;	/* "file" or "file\nbuild-id" -> struct code_dso */
+	struct code_dso *dsos;
+	struct hm_hash build_ids;	/* file -> struct code_bid */
+	struct hm_map64 procs;		/* pid + 1 -> struct code_proc */
+	struct code_proc *proc_list;
+	struct code_kernel k;
+	Dwfl *fetch_dwfl;		/* owns the debuginfod client */
+	void *fetch_so;
+	int fetch_tried;
+	code_find_fn *fp_find[2];	/* debuginfod_find_executable, _debuginfo */
+};
+
+struct code_bid {
+	uint8_t id[HM_BUILD_ID_MAX];
+	size_t size;
+};
+
+/* code_dso.c */
+struct code_dso *code_dso_get(struct hm_code *c, const char *filename, const uint8_t *id,
+			      size_t size);
+void code_dso_load(struct hm_code *c, struct code_dso *d);
+/* Opens an ELF (fd consumed) as a dwfl module at bias 0 and reads what every lookup
+ * needs; 0 or -1 with d->hint set. */
+int code_dso_attach(struct hm_code *c, struct code_dso *d, const char *path, int fd);
+const struct hm_code_loc *code_dso_resolve(struct hm_code *c, struct code_dso *d,
+					   uint64_t vaddr);
+/* The PT_LOAD holding file offset off (page-aligned mapping offsets allowed). */
+const struct code_load *code_dso_load_at(const struct code_dso *d, uint64_t off);
+size_t code_dso_read_vaddr(const struct code_dso *d, uint64_t vaddr, uint8_t *buf, size_t len);
+void code_dso_free(struct code_dso *d);
+/* "ab12..": for hints and build-id paths. */
+char *code_hex(struct hm_arena *a, const uint8_t *id, size_t size);
+/* The GNU build-id note of an open ELF file (fd stays open); 0 when it has none. */
+size_t code_fd_build_id(int fd, uint8_t out[HM_BUILD_ID_MAX]);
+/* Where the file's debug info could come from, for hints: "install libc6-dbg". */
+const char *code_debug_fix(struct hm_arena *a, const char *path);
+
+/* code_dwarf.c: file:line, inline chain, and the function when the symbol table had none. */
+void code_dwarf_resolve(struct hm_code *c, struct code_dso *d, uint64_t vaddr,
+			struct hm_code_loc *loc);
+
+/* code_fetch.c: debuginfod by build-id (DEBUGINFOD_URLS); returns an fd or -1. */
+int code_fetch(struct hm_code *c, const uint8_t *id, size_t size, int debuginfo,
+	       char **path);
+int code_debuginfod_enabled(void);
+void code_fetch_free(struct hm_code *c);
+
+/* code_kernel.c */
+void code_kernel_add_map(struct hm_code *c, uint64_t start, uint64_t len, uint64_t pgoff,
+			 const char *filename, const uint8_t *id, size_t size);
+int code_kernel_lookup(struct hm_code *c, uint64_t ip, struct hm_code_loc *out);
+size_t code_kernel_read(struct hm_code *c, uint64_t ip, uint8_t *buf, size_t len);
+void code_kernel_free(struct hm_code *c);
+
+#endif

@@ -3,6 +3,9 @@
 #define HM_CLI_CMDS_H
 
 int cmd_layout(int argc, char **argv);
+int cmd_script(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 #endif

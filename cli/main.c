@@ -12,7 +12,10 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{"record", cmd_record, "sample memory accesses of a workload into perf.data"},
 	{"layout", cmd_layout, "struct layouts from DWARF or BTF, pahole-style, with cache lines"},
+	{"script", cmd_script, "dump the samples of a perf.data file, like perf script"},
+	{"check", cmd_check, "what can be collected on this machine, and why not"},
 	{"diff", cmd_diff, "what a struct change between two builds does to cache lines"},
 };
 

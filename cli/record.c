@@ -1,0 +1,271 @@
+/* hitmap record [-c auto|timer|watch|pmu] [-e EVENT] [-F HZ] [-k] [-a|-p PID] [-o FILE]
+ *               [--watch SPEC]... [--watch-duty PCT] [-m PAGES] [-- CMD ARGS...] */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "cli/cmds.h"
+#include "cli/watchspec.h"
+#include "collectors/pmu.h"
+#include "collectors/record.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+enum collector { C_AUTO, C_TIMER, C_WATCH, C_PMU };
+
+struct record_args {
+	enum collector c;
+	const char *event;
+	struct hm_pmu_events pmu;
+	struct perf_event_attr pmu_attrs[HM_PMU_MAX_EVENTS];
+	const char *pmu_names[HM_PMU_MAX_EVENTS];
+	int pmu_leader[HM_PMU_MAX_EVENTS];
+	struct hm_record_opts o;
+	struct watch_specs ws;
+};
+
+static void record_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hitmap record [-c auto|timer|watch|pmu] [-e EVENT] [-F HZ] [-k]\n"
+		"                     [-a | -p PID] [-o FILE] [--watch SPEC]... [--watch-duty PCT]\n"
+		"                     [-m PAGES] [-- CMD [ARGS...]]\n\n"
+		"  -c timer     cpu-clock samples with registers; the report decodes the\n"
+		"               instruction to get the exact data address (works in any VM)\n"
+		"  -c watch     debug-register watchpoints on --watch targets: every access\n"
+		"  -c pmu       precise memory events (PEBS/IBS/SPE); -e c2c|hitm|split|miss|stall\n"
+		"               or a libpfm4 event; needs a hardware PMU ('hitmap check')\n"
+		"  -c auto      pmu where it works, else timer (plus watch with --watch)\n"
+		"  --watch SYM[.FIELD.PATH][:w|:rw]  or  ADDR/LEN[:w|:rw]   (at most 4)\n"
+		"  --watch-duty PCT   arm watchpoints PCT%% of the time (bounds overhead)\n"
+		"  -F HZ        timer frequency (default 4000)   -k  also kernel mode\n"
+		"  -o FILE      output (default perf.data; an old one becomes perf.data.old)\n"
+		"  -m PAGES     ring pages per CPU, a power of two (default 64)\n\n"
+		"Exit status: the workload's (128+N if it died of signal N); 1 usage, 2 bad\n"
+		"input, 3 cannot record here (no PMU, no permission, no debug register).\n");
+}
+
+static int parse_collector(const char *s, enum collector *c)
+{
+	static const char *const names[] = {"auto", "timer", "watch", "pmu"};
+
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, names[i]))
+			return *c = (enum collector)i, 0;
+	fprintf(stderr, "hitmap record: -c %s: choose auto, timer, watch or pmu\n", s);
+	return -1;
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (*s == '\0' || *end || v < lo || v > hi) {
+		fprintf(stderr, "hitmap record: %s %s: give a number from %u to %u\n", opt, s, lo, hi);
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	static const struct option longopts[] = {
+		{"collector", required_argument, NULL, 'c'}, {"event", required_argument, NULL, 'e'},
+		{"freq", required_argument, NULL, 'F'}, {"kernel", no_argument, NULL, 'k'},
+		{"all-cpus", no_argument, NULL, 'a'}, {"pid", required_argument, NULL, 'p'},
+		{"output", required_argument, NULL, 'o'}, {"watch", required_argument, NULL, 'W'},
+		{"watch-duty", required_argument, NULL, 'D'}, {"mmap-pages", required_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	unsigned v;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->o.freq = 4000;
+	a->o.duty_pct = 100;
+	a->o.output = "perf.data";
+	while ((c = getopt_long(argc, argv, "+c:e:F:kap:o:m:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': if (parse_collector(optarg, &a->c)) return -1; break;
+		case 'e': a->event = optarg; break;
+		case 'F': if (parse_uint("-F", optarg, 1, 100000, &a->o.freq)) return -1; break;
+		case 'k': a->o.kernel = 1; break;
+		case 'a': a->o.system_wide = 1; break;
+		case 'p': if (parse_uint("-p", optarg, 1, 1u << 30, &v)) return -1;
+			a->o.pid = (pid_t)v; break;
+		case 'o': a->o.output = optarg; break;
+		case 'W':
+			if (a->ws.nr == HM_MAX_WATCH) {
+				fprintf(stderr, "hitmap record: at most %d --watch (x86 has four debug "
+						"registers)\n", HM_MAX_WATCH);
+				return -1;
+			}
+			a->ws.text[a->ws.nr++] = optarg;
+			break;
+		case 'D': if (parse_uint("--watch-duty", optarg, 1, 100, &a->o.duty_pct)) return -1; break;
+		case 'm':
+			if (parse_uint("-m", optarg, 1, 1u << 16, &a->o.mmap_pages) ||
+			    (a->o.mmap_pages & (a->o.mmap_pages - 1))) {
+				fprintf(stderr, "hitmap record: -m %s: give a power of two\n", optarg);
+				return -1;
+			}
+			break;
+		case 'h': record_usage(stdout); exit(HM_EXIT_OK);
+		default: record_usage(stderr); return -1;
+		}
+	}
+	if (optind < argc)
+		a->o.argv = argv + optind;
+	if (!!a->o.argv + !!a->o.pid + !!a->o.system_wide != 1 && !(a->o.system_wide && a->o.argv)) {
+		fprintf(stderr, "hitmap record: give a command after --, or -p PID, or -a\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Encodes and test-opens the PMU events; 0, or -1 with the reason in err. */
+static int setup_pmu(struct record_args *a, struct hm_err *err)
+{
+	struct hm_pmu_status st;
+	struct hm_pmu_opts po;
+	struct hm_pmu_events *ev = &a->pmu;
+
+	hm_pmu_probe(&st);
+	if (hm_pmu_diagnose(&st, a->o.kernel, err))
+		return -1;
+	hm_pmu_opts_init(&po);
+	po.kernel = a->o.kernel;
+	if (hm_pmu_encode(a->event ? a->event : "c2c", &po, ev, err) ||
+	    hm_pmu_open_check(ev, &st, err))
+		return -1;
+	for (unsigned i = 0; i < ev->nr; i++) {
+		if (ev->ev[i].flags & HM_PMU_EV_AUX)
+			return hm_err_set(err, HM_EXIT_ENV, "%s: Arm SPE records into the AUX area, "
+					  "which hitmap does not read yet: use -c timer",
+					  ev->ev[i].name);
+		a->pmu_attrs[i] = ev->ev[i].attr;
+		a->pmu_names[i] = ev->ev[i].name;
+		a->pmu_leader[i] = ev->ev[i].leader;
+	}
+	a->o.extra = a->pmu_attrs;
+	a->o.extra_names = a->pmu_names;
+	a->o.extra_leader = a->pmu_leader;
+	a->o.nr_extra = (int)ev->nr;
+	return 0;
+}
+
+/* Chooses what to record; 0 or an exit code. */
+static int choose_collectors(struct record_args *a)
+{
+	struct hm_err err = {0};
+
+	if (a->c == C_PMU && setup_pmu(a, &err)) {
+		fprintf(stderr, "hitmap record: %s\n", err.msg);
+		return err.code ? err.code : HM_EXIT_ENV;
+	}
+	if (a->c == C_AUTO && !a->event && setup_pmu(a, &err) == 0) {
+		a->c = C_PMU;
+	} else if (a->c == C_AUTO) {
+		if (a->event) {
+			fprintf(stderr, "hitmap record: -e needs -c pmu\n");
+			return HM_EXIT_USAGE;
+		}
+		fprintf(stderr, "hitmap record: using -c timer%s: %s\n",
+			a->ws.nr ? " and watchpoints" : "", err.msg);
+	}
+	if (a->c == C_WATCH && a->ws.nr == 0) {
+		fprintf(stderr, "hitmap record: -c watch needs --watch SYMBOL[.FIELD] or "
+				"--watch ADDR/LEN\n");
+		return HM_EXIT_USAGE;
+	}
+	if (a->ws.nr && (a->o.system_wide || !a->o.argv) && a->o.pid == 0) {
+		fprintf(stderr, "hitmap record: --watch needs a command or -p PID\n");
+		return HM_EXIT_USAGE;
+	}
+	a->o.timer = a->c == C_AUTO || a->c == C_TIMER;
+	if (a->c != C_PMU)
+		a->o.nr_extra = 0;
+	a->o.watches = a->ws.resolved;
+	a->o.nr_watches = a->ws.nr;
+	return 0;
+}
+
+static void keep_old(const char *path)
+{
+	struct stat st;
+	char old[4096];
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		snprintf(old, sizeof(old), "%s.old", path);
+		rename(path, old);
+	}
+}
+
+static int exit_code(const struct hm_record_stats *st)
+{
+	if (!st->exited)
+		return HM_EXIT_OK;
+	if (WIFEXITED(st->status))
+		return WEXITSTATUS(st->status);
+	return 128 + WTERMSIG(st->status);
+}
+
+static void summary(const struct record_args *a, const struct hm_record_stats *st)
+{
+	fprintf(stderr, "hitmap record: %llu samples, %llu lost, %.1f KB written to %s\n",
+		(unsigned long long)st->samples, (unsigned long long)st->lost,
+		(double)st->bytes / 1024.0, a->o.output);
+	if (st->lost)
+		fprintf(stderr, "hitmap record: %llu samples lost: the rings overflowed; raise -m "
+				"or lower -F\n", (unsigned long long)st->lost);
+	if (st->stopped_by)
+		fprintf(stderr, "hitmap record: stopped by signal %d; the file is complete up to "
+				"that point\n", st->stopped_by);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a;
+	struct hm_record_stats st;
+	struct hm_err err = {0};
+	struct sigaction sa;
+	int rc;
+
+	if (parse_args(argc, argv, &a))
+		return HM_EXIT_USAGE;
+	if ((rc = choose_collectors(&a)))
+		return rc;
+	if (hm_watchspecs_parse(&a.ws, &err)) {
+		fprintf(stderr, "hitmap record: %s\n", err.msg);
+		return err.code;
+	}
+	if (a.ws.nr) {
+		a.o.resolve = hm_watchspecs_resolve;
+		a.o.resolve_ctx = &a.ws;
+	}
+	a.o.cmdline = (const char *const *)argv - 1;
+	a.o.nr_cmdline = argc + 1;
+	a.o.stop = &stop_signal;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	keep_old(a.o.output);
+	if (hm_record(&a.o, &st, &err)) {
+		fprintf(stderr, "hitmap record: %s\n", err.msg);
+		return err.code ? err.code : HM_EXIT_ENV;
+	}
+	summary(&a, &st);
+	return exit_code(&st);
+}

@@ -1,0 +1,27 @@
+/* --watch SYMBOL[.FIELD.PATH][:w|:rw] and --watch ADDR/LEN[:w|:rw]: parsing, and
+ * resolution in the workload's address space through its symbols and DWARF. */
+#ifndef HM_CLI_WATCHSPEC_H
+#define HM_CLI_WATCHSPEC_H
+
+#include <sys/types.h>
+
+#include "collectors/record.h"
+
+struct watch_specs {
+	const char *text[HM_MAX_WATCH];
+	int nr;
+	/* parsed */
+	char sym[HM_MAX_WATCH][256];	/* "stats", empty for ADDR/LEN */
+	const char *path[HM_MAX_WATCH];	/* "ops" or "a.b[2]", NULL for the whole symbol */
+	char pathbuf[HM_MAX_WATCH][256];
+	uint64_t addr[HM_MAX_WATCH];
+	uint32_t len[HM_MAX_WATCH], type[HM_MAX_WATCH];
+	char label[HM_MAX_WATCH][320];
+	struct hm_watch resolved[HM_MAX_WATCH];
+};
+
+int hm_watchspecs_parse(struct watch_specs *ws, struct hm_err *err);
+/* hm_record_opts.resolve: fills ws->resolved for the process pid. */
+int hm_watchspecs_resolve(void *ctx, pid_t pid, struct hm_err *err);
+
+#endif

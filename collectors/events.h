@@ -1,0 +1,40 @@
+/* perf_event_attr for the collectors that work without a PMU: timer samples with the
+ * registers an effective address needs, and debug-register watchpoints. */
+#ifndef HM_EVENTS_H
+#define HM_EVENTS_H
+
+#include <linux/perf_event.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+/* AX, BX, CX, DX, SI, DI, BP, SP, IP (bits 0-8) and R8-R15 (bits 16-23): every register
+ * an x86-64 memory operand can use. Segment registers are selectors, not bases, so
+ * fs/gs-relative operands are resolved by TLS offset at report time. */
+#define HM_X86_EA_REGS 0xff01ffULL
+
+/* Watchpoint access kinds (linux/hw_breakpoint.h values). */
+enum { HM_BP_R = 1, HM_BP_W = 2, HM_BP_RW = 3 };
+
+struct hm_watch {
+	uint64_t addr;
+	uint32_t len;		/* 1, 2, 4 or 8, aligned to itself */
+	uint32_t type;		/* HM_BP_W or HM_BP_RW; x86 cannot trap reads alone */
+	const char *label;	/* what the user asked for: "stats.ops", "0x601040/8" */
+};
+
+/* cpu-clock at hz samples per second, with user registers (and kernel registers with
+ * kernel set). The event starts disabled. */
+void hm_timer_attr(struct perf_event_attr *a, unsigned hz, int kernel);
+/* A watchpoint that samples every access (period 1); starts disabled. */
+void hm_watch_attr(struct perf_event_attr *a, const struct hm_watch *w, int kernel);
+/* 0 if w can be a hardware watchpoint, else a reason ("length must be 1, 2, 4 or 8"). */
+const char *hm_watch_check(const struct hm_watch *w);
+
+/* Arms a watchpoint on a variable of our own, writes it, and checks that the trap
+ * arrived. Some hypervisors (Firecracker among them) accept the event but never deliver
+ * debug-register traps: then recording would silently see nothing. 0 when traps work,
+ * else HM_EXIT_ENV in err with the reason and the alternative. */
+int hm_watch_selftest(struct hm_err *err);
+
+#endif

@@ -1,0 +1,225 @@
+/* Opens one ring per CPU (every event of that CPU redirected into it), writes what
+ * existed before recording started, then drains rings into perf.data until the
+ * workload exits or a signal arrives. The header is synced every second, so even a
+ * SIGKILL leaves a file that perf and hitmap read up to the last sync. */
+#include "collectors/record.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collectors/record_int.h"
+#include "collectors/synth.h"
+#include "collectors/target.h"
+
+static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* The fd of event k's group leader opened for the same pid and CPU, or -1. */
+static int leader_fd(const struct hm_session *s, int k, int pidx, int cpu)
+{
+	if (s->leader[k] < 0)
+		return -1;
+	for (int i = 0; i < s->nr_fds; i++)
+		if (s->fds[i].event == s->leader[k] && s->fds[i].pidx == pidx && s->fds[i].cpu == cpu)
+			return s->fds[i].fd;
+	return -1;
+}
+
+static int open_error(const struct hm_session *s, int k, int e, struct hm_err *err)
+{
+	const char *name = s->names[k];
+
+	if (e == EACCES || e == EPERM)
+		return hm_err_set(err, HM_EXIT_ENV, "%s: permission denied: run as root or lower "
+				  "/proc/sys/kernel/perf_event_paranoid (-1 for -a and -k)", name);
+	if (e == ENOSPC)
+		return hm_err_set(err, HM_EXIT_ENV, "%s: no free debug register: at most %d "
+				  "watchpoints per thread, and a debugger may hold some", name,
+				  HM_MAX_WATCH);
+	if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP)
+		return hm_err_set(err, HM_EXIT_ENV, "%s: not supported here (%s): no hardware PMU "
+				  "in this VM? use -c timer; 'hitmap check' tells what works",
+				  name, strerror(e));
+	return hm_err_set(err, HM_EXIT_ENV, "%s: perf_event_open: %s", name, strerror(e));
+}
+
+static int add_fd(struct hm_session *s, int k, int pidx, int cpu, int fd, struct hm_err *err)
+{
+	uint64_t id;
+
+	if (s->nr_fds == HM_MAX_FDS) {
+		close(fd);
+		return hm_err_set(err, HM_EXIT_ENV, "too many events (threads x CPUs): record "
+				  "fewer threads or use -a");
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
+		close(fd);
+		return hm_err_set(err, HM_EXIT_ENV, "PERF_EVENT_IOC_ID: %s", strerror(errno));
+	}
+	s->fds[s->nr_fds] = (struct hm_sfd){.fd = fd, .event = k, .cpu = cpu, .pidx = pidx};
+	s->ids[k][s->nr_ids[k]++] = id;
+	s->nr_fds++;
+	if (s->ring_of_cpu[cpu] < 0) {
+		if (hm_ring_open(&s->rings[s->nr_rings], fd, s->pages, err))
+			return -1;
+		s->ring_of_cpu[cpu] = s->nr_rings++;
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[s->ring_of_cpu[cpu]].fd) != 0) {
+		return hm_err_set(err, HM_EXIT_ENV, "PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(errno));
+	}
+	return 0;
+}
+
+/* The pids to open events on: the workload (inherit covers its future threads), every
+ * thread of -p, or -1 for -a. */
+static size_t target_pids(const struct hm_record_opts *o, pid_t child, pid_t *pids, size_t cap)
+{
+	if (o->system_wide)
+		return pids[0] = -1, 1;
+	if (o->argv)
+		return pids[0] = child, 1;
+	return hm_target_threads(o->pid, pids, cap);
+}
+
+static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
+		       struct hm_err *err)
+{
+	pid_t pids[256];
+	size_t np = target_pids(o, child, pids, 256);
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (np == 0)
+		return hm_err_set(err, HM_EXIT_INPUT, "pid %d: no such process", (int)o->pid);
+	if (ncpu > HM_MAX_CPUS)
+		ncpu = HM_MAX_CPUS;
+	for (int c = 0; c < ncpu; c++)
+		s->ring_of_cpu[c] = -1;
+	for (int k = 0; k < s->nr_events; k++)
+		for (size_t p = 0; p < np; p++)
+			for (int c = 0; c < ncpu; c++) {
+				int fd = perf_open(&s->attrs[k], pids[p], c,
+						   leader_fd(s, k, (int)p, c));
+
+				if (fd < 0) {
+					if (errno == ESRCH)
+						continue;	/* a thread of -p exited */
+					return open_error(s, k, errno, err);
+				}
+				if (add_fd(s, k, (int)p, c, fd, err))
+					return -1;
+			}
+	return 0;
+}
+
+static void build_events(struct hm_session *s, const struct hm_record_opts *o)
+{
+	int first_extra;
+
+	for (int k = 0; k < HM_MAX_EVENTS; k++)
+		s->leader[k] = -1;
+	if (o->timer) {
+		hm_timer_attr(&s->attrs[s->nr_events], o->freq, o->kernel);
+		s->names[s->nr_events++] = "cpu-clock";
+	}
+	first_extra = s->nr_events;
+	for (int i = 0; i < o->nr_extra && s->nr_events < HM_MAX_EVENTS; i++) {
+		s->attrs[s->nr_events] = o->extra[i];
+		s->attrs[s->nr_events].disabled = 1;
+		s->attrs[s->nr_events].inherit = 1;
+		if (o->extra_leader && o->extra_leader[i] >= 0) {
+			s->leader[s->nr_events] = first_extra + o->extra_leader[i];
+			s->attrs[s->nr_events].disabled = 0;	/* members follow the leader */
+		}
+		s->names[s->nr_events++] = o->extra_names[i];
+	}
+	for (int i = 0; i < o->nr_watches && s->nr_events < HM_MAX_EVENTS; i++) {
+		hm_watch_attr(&s->attrs[s->nr_events], &o->watches[i], o->kernel);
+		s->watch_event[s->nr_events] = 1;
+		s->names[s->nr_events++] = o->watches[i].label;
+	}
+	/* Only the first event tracks mmap/comm/task, or every record would come twice. */
+	for (int k = 1; k < s->nr_events; k++) {
+		s->attrs[k].mmap = s->attrs[k].mmap2 = s->attrs[k].comm = 0;
+		s->attrs[k].comm_exec = s->attrs[k].task = 0;
+	}
+	if (s->nr_events && !o->timer) {
+		s->attrs[0].mmap = s->attrs[0].mmap2 = s->attrs[0].comm = 1;
+		s->attrs[0].comm_exec = s->attrs[0].task = 1;
+	}
+}
+
+static int create_output(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
+			 struct hm_err *err)
+{
+	struct hm_perf_attr pa[HM_MAX_EVENTS];
+
+	memset(pa, 0, sizeof(pa));
+	for (int k = 0; k < s->nr_events; k++) {
+		pa[k].attr = s->attrs[k];
+		pa[k].ids = s->ids[k];
+		pa[k].nr_ids = s->nr_ids[k];
+		pa[k].name = s->names[k];
+	}
+	if (hm_perfdata_create(o->output, pa, (uint32_t)s->nr_events, 0, &s->w, err))
+		return -1;
+	if (o->kernel && hm_synth_kernel(s->w, err))
+		return -1;
+	if (o->system_wide)
+		return hm_synth_all(s->w, hm_session_note_file, s, err);
+	return hm_synth_process(s->w, o->argv ? child : o->pid, hm_session_note_file, s, err);
+}
+
+static void session_free(struct hm_session *s)
+{
+	for (int i = 0; i < s->nr_rings; i++)
+		hm_ring_close(&s->rings[i]);
+	for (int i = 0; i < s->nr_fds; i++)
+		close(s->fds[i].fd);
+	if (s->w)
+		hm_perfdata_writer_close(s->w);
+	hm_session_names_free(s);
+	free(s);
+}
+
+int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct hm_err *err)
+{
+	struct hm_session *s = calloc(1, sizeof(*s));
+	pid_t child = 0;
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (!s)
+		return hm_err_set(err, HM_EXIT_ENV, "out of memory");
+	s->pages = o->mmap_pages ? o->mmap_pages : 64;
+	s->st = st;
+	hm_session_names_init(s);
+	if (o->nr_watches && hm_watch_selftest(err))
+		goto out;
+	if (o->argv && hm_target_spawn(o->argv, &child, err))
+		goto out;
+	st->pid = o->argv ? child : o->pid;
+	if (o->resolve && o->resolve(o->resolve_ctx, st->pid, err))
+		goto kill;
+	build_events(s, o);
+	if (open_events(s, o, child, err) || create_output(s, o, child, err))
+		goto kill;
+	rc = hm_session_run(s, o, child, err);
+	goto out;
+kill:
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+out:
+	session_free(s);
+	return rc;
+}

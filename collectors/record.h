@@ -1,0 +1,51 @@
+/* A recording session: open the events on the workload, drain their rings into a
+ * perf.data file, stop cleanly on workload exit or a signal. */
+#ifndef HM_RECORD_H
+#define HM_RECORD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collectors/events.h"
+#include "core/err.h"
+
+#define HM_MAX_WATCH 4		/* x86 has four debug registers */
+#define HM_MAX_EVENTS 8
+
+struct hm_record_opts {
+	int timer;			/* cpu-clock samples with registers */
+	unsigned freq;			/* timer samples per second */
+	int kernel;			/* also sample kernel mode */
+	struct hm_watch *watches;	/* filled by resolve() when it is given */
+	int nr_watches;
+	unsigned duty_pct;		/* watchpoints armed this share of every 100 ms */
+	const struct perf_event_attr *extra;	/* PMU events, already encoded */
+	const char *const *extra_names;
+	const int *extra_leader;	/* group leader's index in extra, -1 for none */
+	int nr_extra;
+	pid_t pid;			/* -p: a running process */
+	int system_wide;		/* -a */
+	char *const *argv;		/* the command, or NULL */
+	const char *output;
+	const char *const *cmdline;	/* hitmap's own command line, for the CMDLINE feature */
+	int nr_cmdline;
+	unsigned mmap_pages;		/* ring data pages per CPU, a power of two */
+	volatile sig_atomic_t *stop;	/* the caller's signal handler stores the signal here */
+	/* Called once the workload exists (stopped before its first instruction) and
+	 * before any event is opened: resolves watch addresses in its address space. */
+	int (*resolve)(void *ctx, pid_t pid, struct hm_err *err);
+	void *resolve_ctx;
+};
+
+struct hm_record_stats {
+	uint64_t samples, lost, records, bytes;
+	pid_t pid;
+	int exited;			/* the workload exited (status valid) */
+	int status;			/* waitpid status */
+	int stopped_by;			/* signal that ended the recording, 0 if none */
+};
+
+int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct hm_err *err);
+
+#endif

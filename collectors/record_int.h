@@ -1,0 +1,48 @@
+/* Private to collectors/record*.c. */
+#ifndef HM_RECORD_INT_H
+#define HM_RECORD_INT_H
+
+#include "collectors/record.h"
+#include "collectors/ring.h"
+#include "core/arena.h"
+#include "core/hash.h"
+#include "core/perfdata.h"
+
+#define HM_MAX_CPUS 512
+#define HM_MAX_FDS 4096
+#define HM_MAX_IDS 4096
+
+struct hm_sfd {
+	int fd, event, cpu;
+	int pidx;			/* index of the target pid */
+};
+
+struct hm_session {
+	struct perf_event_attr attrs[HM_MAX_EVENTS];
+	const char *names[HM_MAX_EVENTS];
+	int watch_event[HM_MAX_EVENTS];
+	int leader[HM_MAX_EVENTS];	/* group leader's event index, -1 for none */
+	int nr_events;
+	uint64_t ids[HM_MAX_EVENTS][HM_MAX_IDS];
+	uint32_t nr_ids[HM_MAX_EVENTS];
+	struct hm_sfd fds[HM_MAX_FDS];
+	int nr_fds;
+	struct hm_ring rings[HM_MAX_CPUS];
+	int ring_of_cpu[HM_MAX_CPUS];
+	int nr_rings;
+	unsigned pages;
+	struct hm_perfdata_writer *w;
+	struct hm_record_stats *st;
+	struct hm_arena arena;		/* mapped file names, for the BUILD_ID feature */
+	struct hm_hash files;
+	struct hm_err *err;		/* the drain callback's error slot */
+	int failed;
+};
+
+void hm_session_names_init(struct hm_session *s);
+void hm_session_names_free(struct hm_session *s);
+void hm_session_note_file(void *ctx, const char *file);	/* a hm_synth_note_fn */
+int hm_session_run(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
+		   struct hm_err *err);
+
+#endif

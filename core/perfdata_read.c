@@ -1,0 +1,578 @@
+/* perf.data reader: the file and pipe layouts, attrs, feature sections and the record loop.
+ * Every offset and size read from the file is checked against the bytes that exist before
+ * it is used; records are copied to an aligned buffer so decoders never read past them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/perfdata_int.h"
+
+#define REC_MAX 65536			/* header.size is a u16 */
+#define STREAM_BUF (256 * 1024)
+
+static const char fix_cut[] = "re-record, or the recording was cut short";
+static const char fix_bad[] = "the file is damaged; re-record";
+
+int hm_pd_corrupt(struct hm_perfdata *pd, uint64_t off, const char *what, struct hm_err *err)
+{
+	return hm_err_set(err, HM_EXIT_INPUT, "%s: corrupt %s at byte %" PRIu64 ": %s", pd->name,
+			  what, off, fix_bad);
+}
+
+static int truncated(struct hm_perfdata *pd, uint64_t have, const char *why, struct hm_err *err)
+{
+	return hm_err_set(err, HM_EXIT_INPUT, "%s: truncated at byte %" PRIu64 " (%s): %s",
+			  pd->name, have, why, fix_cut);
+}
+
+void hm_pd_warn(struct hm_perfdata *pd, const char *fmt, ...)
+{
+	size_t n = strlen(pd->warning);
+	va_list ap;
+
+	if (n && n + 2 < sizeof(pd->warning)) {
+		memcpy(pd->warning + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(pd->warning + n, sizeof(pd->warning) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* Stream source: buf holds bytes [buf_off, buf_off + buf_len) of the stream. */
+static int stream_read(struct hm_perfdata *pd, struct hm_err *err)
+{
+	ssize_t n;
+
+	do
+		n = read(pd->fd, pd->buf + pd->buf_len, pd->buf_cap - pd->buf_len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: read failed at byte %" PRIu64
+				  ": %s: check the file or the producing command", pd->name,
+				  pd->buf_off + pd->buf_len, strerror(errno));
+	if (n == 0)
+		pd->eof = 1;
+	pd->buf_len += (size_t)n;
+	return 0;
+}
+
+/* Points *out at len (<= REC_MAX) bytes at off; 1 if they exist, 0 if the input ends first. */
+static int src_get(struct hm_perfdata *pd, uint64_t off, size_t len, const uint8_t **out,
+		   struct hm_err *err)
+{
+	if (pd->mem) {
+		if (off > pd->mem_len || len > pd->mem_len - off)
+			return 0;
+		*out = pd->mem + off;
+		return 1;
+	}
+	if (off < pd->buf_off)
+		return 0;	/* streams only move forward */
+	while (pd->buf_off + pd->buf_len < off) {	/* skip a payload we do not keep */
+		pd->buf_off += pd->buf_len;
+		pd->buf_len = 0;
+		if (pd->eof)
+			return 0;
+		if (stream_read(pd, err) < 0)
+			return -1;
+	}
+	if (off > pd->buf_off) {
+		size_t drop = (size_t)(off - pd->buf_off);
+
+		memmove(pd->buf, pd->buf + drop, pd->buf_len - drop);
+		pd->buf_len -= drop;
+		pd->buf_off = off;
+	}
+	while (pd->buf_len < len && !pd->eof)
+		if (stream_read(pd, err) < 0)
+			return -1;
+	if (pd->buf_len < len)
+		return 0;
+	*out = pd->buf;
+	return 1;
+}
+
+/* Bytes known to exist: the file size, or what the stream has delivered. */
+static uint64_t src_size(const struct hm_perfdata *pd)
+{
+	return pd->mem ? pd->mem_len : pd->buf_off + pd->buf_len;
+}
+
+/* A file-mode header from a pipe: keep the whole stream in memory for random access. */
+static int stream_slurp(struct hm_perfdata *pd, struct hm_err *err)
+{
+	while (!pd->eof) {
+		if (pd->buf_len == pd->buf_cap) {
+			uint8_t *nb = realloc(pd->buf, pd->buf_cap * 2);
+
+			if (!nb)
+				return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory reading "
+						  "stdin: pass the file by name instead", pd->name);
+			pd->buf = nb;
+			pd->buf_cap *= 2;
+		}
+		if (stream_read(pd, err) < 0)
+			return -1;
+	}
+	pd->mem = pd->buf;
+	pd->mem_len = pd->buf_len;
+	pd->mem_mapped = 0;
+	pd->buf = NULL;
+	return 0;
+}
+
+uint32_t hm_pd_attr_copy(const uint8_t *p, size_t avail, struct perf_event_attr *out)
+{
+	uint32_t sz;
+
+	if (avail < PERF_ATTR_SIZE_VER0)
+		return 0;
+	memcpy(&sz, p + offsetof(struct perf_event_attr, size), 4);
+	if (sz == 0)
+		sz = PERF_ATTR_SIZE_VER0;	/* perf's first ABI left size 0 */
+	if (sz < PERF_ATTR_SIZE_VER0 || sz > avail)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	/* A newer recorder's extra fields are ignored; an older one's missing fields are 0. */
+	memcpy(out, p, sz < sizeof(*out) ? sz : sizeof(*out));
+	out->size = sz;
+	return sz;
+}
+
+static int check_id_layout(struct hm_perfdata *pd, const struct hm_perf_attr *a,
+			   struct hm_err *err)
+{
+	uint64_t t = a->attr.sample_type;
+
+	if (pd->nr_attrs == 1) {
+		pd->id_pos = hm_pd_id_pos(t);
+		pd->is_pos = hm_pd_is_pos(t);
+		return 0;
+	}
+	if (pd->id_pos >= 0 && hm_pd_id_pos(t) == pd->id_pos && hm_pd_is_pos(t) == pd->is_pos)
+		return 0;
+	/* perf refuses such files too ("non matching sample_type"): samples cannot be routed. */
+	return hm_err_set(err, HM_EXIT_INPUT, "%s: events '%s' and '%s' do not both carry a "
+			  "sample id at the same position (sample_type 0x%" PRIx64 " vs 0x%" PRIx64
+			  "): samples cannot be assigned to events; re-record with the same sample "
+			  "fields (and ids) for every event", pd->name, pd->attrs[0]->name, a->name,
+			  (uint64_t)pd->attrs[0]->attr.sample_type, t);
+}
+
+int hm_pd_add_attr(struct hm_perfdata *pd, const uint8_t *p, size_t len, const void *ids,
+		   uint32_t nr_ids, uint64_t off, struct hm_err *err)
+{
+	struct hm_perf_attr *a = hm_arena_alloc(&pd->arena, sizeof(*a));
+	uint64_t *idv = hm_arena_alloc(&pd->arena, (size_t)nr_ids * 8 + 8);
+	char name[128];
+
+	if (!hm_pd_attr_copy(p, len, &a->attr))
+		return hm_pd_corrupt(pd, off, "event attribute (size field)", err);
+	memcpy(idv, ids, (size_t)nr_ids * 8);
+	a->ids = idv;
+	a->nr_ids = nr_ids;
+	a->index = pd->nr_attrs;
+	hm_perf_attr_default_name(&a->attr, name, sizeof(name));
+	a->name = hm_arena_strdup(&pd->arena, name);
+	if (pd->nr_attrs == pd->cap_attrs) {
+		uint32_t cap = pd->cap_attrs ? pd->cap_attrs * 2 : 8;
+		struct hm_perf_attr **na = realloc(pd->attrs, cap * sizeof(*na));
+
+		if (!na)
+			return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory for %u events",
+					  pd->name, cap);
+		pd->attrs = na;
+		pd->cap_attrs = cap;
+	}
+	pd->attrs[pd->nr_attrs++] = a;
+	for (uint32_t i = 0; i < nr_ids; i++)
+		if (idv[i] && !hm_map64_get(&pd->id2attr, idv[i]))
+			hm_map64_put(&pd->id2attr, idv[i], a);
+	return check_id_layout(pd, a, err);
+}
+
+/* The section [off, off + size) must lie inside the file. */
+static int section_ok(struct hm_perfdata *pd, uint64_t off, uint64_t size, const char *what,
+		      struct hm_err *err)
+{
+	char why[160];
+
+	if (off <= pd->mem_len && size <= pd->mem_len - off)
+		return 0;
+	snprintf(why, sizeof(why), "%s ends at byte %" PRIu64 ", past the end of the file", what,
+		 off + size < off ? UINT64_MAX : off + size);
+	return truncated(pd, pd->mem_len, why, err);
+}
+
+static uint64_t mem_u64(const struct hm_perfdata *pd, uint64_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, pd->mem + off, 8);
+	return v;
+}
+
+static int read_attrs(struct hm_perfdata *pd, uint64_t attr_size, uint64_t off, uint64_t size,
+		      struct hm_err *err)
+{
+	uint64_t nr;
+
+	if (attr_size < PERF_ATTR_SIZE_VER0 + 16 || attr_size > REC_MAX)
+		return hm_pd_corrupt(pd, 16, "header (attr entry size)", err);
+	if (section_ok(pd, off, size, "the attrs section", err) < 0)
+		return -1;
+	if (size % attr_size)
+		return hm_pd_corrupt(pd, 24, "header (attrs section size)", err);
+	nr = size / attr_size;
+	if (nr == 0)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: the recording has no events (empty attrs "
+				  "section): re-record", pd->name);
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t at = off + i * attr_size, ids_at = at + attr_size - 16;
+		uint64_t ids_off = mem_u64(pd, ids_at), ids_size = mem_u64(pd, ids_at + 8);
+
+		if (section_ok(pd, ids_off, ids_size, "an event's id list", err) < 0)
+			return -1;
+		if (ids_size % 8 || ids_size / 8 > UINT32_MAX)
+			return hm_pd_corrupt(pd, ids_at, "event id list size", err);
+		if (hm_pd_add_attr(pd, pd->mem + at, attr_size - 16, pd->mem + ids_off,
+				   (uint32_t)(ids_size / 8), at, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int read_features(struct hm_perfdata *pd, const uint64_t bits[4], uint64_t table,
+			 struct hm_err *err)
+{
+	uint64_t nr = 0, at = table;
+
+	for (int i = 0; i < 4; i++)
+		nr += (uint64_t)__builtin_popcountll(bits[i]);
+	if (section_ok(pd, table, nr * 16, "the feature section table", err) < 0)
+		return -1;
+	for (int f = 0; f < HM_PERF_FEAT_BITS; f++) {
+		uint64_t off, size;
+		char what[64];
+
+		if (!(bits[f / 64] >> (f % 64) & 1))
+			continue;
+		off = mem_u64(pd, at);
+		size = mem_u64(pd, at + 8);
+		at += 16;
+		hm_pd_feat_what(f, what, sizeof(what));
+		if (section_ok(pd, off, size, what, err) < 0)
+			return -1;
+		if (hm_pd_feat_parse(pd, f, pd->mem + off, (size_t)size, off, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int read_file_header(struct hm_perfdata *pd, uint64_t hsize, struct hm_err *err)
+{
+	uint64_t bits[4] = {0}, data_off, data_size;
+
+	if (hsize != HM_PERF_FILE_HEADER_SIZE && hsize != HM_PERF_FILE_HEADER_OLD)
+		return hm_pd_corrupt(pd, 8, "header (size field)", err);
+	if (section_ok(pd, 0, hsize, "the file header", err) < 0)
+		return -1;
+	if (hsize == HM_PERF_FILE_HEADER_SIZE)
+		memcpy(bits, pd->mem + 72, sizeof(bits));
+	if (read_attrs(pd, mem_u64(pd, 16), mem_u64(pd, 24), mem_u64(pd, 32), err) < 0)
+		return -1;
+	data_off = mem_u64(pd, 40);
+	data_size = mem_u64(pd, 48);
+	pd->pos = data_off;
+	if (data_size == 0) {
+		/* perf record was killed before it wrote the size: the events run to EOF. */
+		if (section_ok(pd, data_off, 0, "the data section", err) < 0)
+			return -1;
+		pd->end = pd->mem_len;
+		pd->tolerant_tail = 1;
+		hm_pd_warn(pd, "%s: the header's data size is 0 (the recorder did not finish): "
+			   "reading events to the end of the file; features are missing", pd->name);
+		return 0;
+	}
+	if (section_ok(pd, data_off, data_size, "the data section", err) < 0)
+		return -1;
+	pd->end = data_off + data_size;
+	if (read_features(pd, bits, pd->end, err) < 0)
+		return -1;
+	hm_pd_apply_names(pd);
+	return 0;
+}
+
+static int next_record(struct hm_perfdata *pd, struct hm_err *err);
+static int skip_extra(struct hm_perfdata *pd, uint64_t extra, struct hm_err *err);
+
+/* Pipe mode: consume perf's header records (attrs, features, names) up to the first kernel
+ * record, which is kept for hm_perfdata_next, so attrs and names are known after open. */
+static int pipe_prologue(struct hm_perfdata *pd, struct hm_err *err)
+{
+	struct hm_perf_event scratch;
+	struct perf_event_header h;
+	int rc;
+
+	while ((rc = next_record(pd, err)) > 0) {
+		memcpy(&h, pd->rec, sizeof(h));
+		if (h.type < HM_PERF_RECORD_HEADER_ATTR) {
+			pd->pending = 1;
+			return 0;
+		}
+		if (hm_pd_dispatch(pd, &scratch, err) < 0 ||
+		    skip_extra(pd, hm_pd_extra_bytes(pd), err) < 0)
+			return -1;
+	}
+	return rc;
+}
+
+static int read_start(struct hm_perfdata *pd, struct hm_err *err)
+{
+	const uint8_t *p;
+	uint64_t magic, hsize;
+	int rc = src_get(pd, 0, 16, &p, err);
+
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: truncated at byte %" PRIu64 " (a "
+				  "perf.data header needs 16 bytes): not a recording, or it was cut "
+				  "short; re-record", pd->name, src_size(pd));
+	memcpy(&magic, p, 8);
+	memcpy(&hsize, p + 8, 8);
+	if (magic == HM_PERF_MAGIC_SWAPPED)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: recorded on a machine of the other "
+				  "byte order: convert it there with 'perf inject', or record here",
+				  pd->name);
+	if (magic == HM_PERF_MAGIC_V1)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: perf.data version 1 (perf before 2.6.36)"
+				  ": re-record with a newer perf", pd->name);
+	if (magic != HM_PERF_MAGIC)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: not a perf.data file (no PERFILE2 magic)"
+				  ": pass a file written by 'perf record' or 'hitmap record'",
+				  pd->name);
+	if (hsize == HM_PERF_PIPE_HEADER_SIZE) {
+		pd->pipe = 1;
+		pd->pos = HM_PERF_PIPE_HEADER_SIZE;
+		pd->end = pd->mem ? pd->mem_len : UINT64_MAX;
+		return pipe_prologue(pd, err);
+	}
+	if (!pd->mem && stream_slurp(pd, err) < 0)
+		return -1;
+	return read_file_header(pd, hsize, err);
+}
+
+static int open_source(struct hm_perfdata *pd, struct hm_err *err)
+{
+	struct stat st;
+
+	if (fstat(pd->fd, &st) < 0)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: cannot stat: %s: check the path",
+				  pd->name, strerror(errno));
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: empty file: the recorder wrote nothing; "
+				  "re-record", pd->name);
+	if (S_ISREG(st.st_mode) && lseek(pd->fd, 0, SEEK_CUR) == 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, pd->fd, 0);
+
+		if (m != MAP_FAILED) {
+			pd->mem = m;
+			pd->mem_len = (size_t)st.st_size;
+			pd->mem_mapped = 1;
+			return 0;
+		}
+	}
+	pd->buf_cap = STREAM_BUF;
+	pd->buf = malloc(pd->buf_cap);
+	if (!pd->buf)
+		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", pd->name);
+	return 0;
+}
+
+int hm_perfdata_open_fd(int fd, const char *name, struct hm_perfdata **out, struct hm_err *err)
+{
+	struct hm_perfdata *pd = calloc(1, sizeof(*pd));
+
+	*out = NULL;
+	if (!pd)
+		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", name);
+	hm_arena_init(&pd->arena);
+	hm_map64_init(&pd->id2attr);
+	pd->name = hm_arena_strdup(&pd->arena, name);
+	pd->fd = fd;
+	pd->id_pos = pd->is_pos = -1;
+	pd->rec = malloc(REC_MAX + 16);
+	if (!pd->rec) {
+		hm_perfdata_close(pd);
+		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", name);
+	}
+	if (open_source(pd, err) < 0 || read_start(pd, err) < 0) {
+		hm_perfdata_close(pd);
+		return -1;
+	}
+	*out = pd;
+	return 0;
+}
+
+int hm_perfdata_open(const char *path, struct hm_perfdata **out, struct hm_err *err)
+{
+	int fd;
+
+	*out = NULL;
+	if (!strcmp(path, "-"))
+		return hm_perfdata_open_fd(STDIN_FILENO, "stdin", out, err);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: cannot open: %s: check the path, or record "
+				  "one with 'hitmap record'", path, strerror(errno));
+	if (hm_perfdata_open_fd(fd, path, out, err) < 0) {
+		close(fd);
+		return -1;
+	}
+	(*out)->own_fd = 1;
+	return 0;
+}
+
+/* The record at pos does not fit: a clean end, a warning, or an error. */
+static int record_cut(struct hm_perfdata *pd, uint64_t need, struct hm_err *err)
+{
+	uint64_t have = src_size(pd);
+	char why[160];
+
+	if (pd->end != UINT64_MAX && pd->pos + need > pd->end && pd->end < have) {
+		snprintf(why, sizeof(why), "record of %" PRIu64 " bytes running past the end of the "
+			 "data section at byte %" PRIu64, need, pd->end);
+		return hm_pd_corrupt(pd, pd->pos, why, err);
+	}
+	if (pd->tolerant_tail) {
+		hm_pd_warn(pd, "the last record, at byte %" PRIu64 ", is cut off by the end of the "
+			   "file: ignored", pd->pos);
+		pd->pos = pd->end = have;
+		return 0;
+	}
+	snprintf(why, sizeof(why), "the record at byte %" PRIu64 " needs %" PRIu64 " bytes",
+		 pd->pos, need);
+	return truncated(pd, have, why, err);
+}
+
+/* Copies the next record into pd->rec: 1, or 0 at the end, or negative on error. */
+static int next_record(struct hm_perfdata *pd, struct hm_err *err)
+{
+	struct perf_event_header h;
+	const uint8_t *p;
+	int rc;
+
+	if (pd->pos >= pd->end)
+		return 0;
+	rc = src_get(pd, pd->pos, sizeof(h), &p, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		return src_size(pd) == pd->pos ? 0 : record_cut(pd, sizeof(h), err);
+	memcpy(&h, p, sizeof(h));
+	if (h.size < sizeof(h))
+		return hm_pd_corrupt(pd, pd->pos, "record (size below its 8-byte header)", err);
+	if (pd->end != UINT64_MAX && h.size > pd->end - pd->pos)
+		return record_cut(pd, h.size, err);
+	rc = src_get(pd, pd->pos, h.size, &p, err);
+	if (rc <= 0)
+		return rc < 0 ? -1 : record_cut(pd, h.size, err);
+	memcpy(pd->rec, p, h.size);
+	memset((uint8_t *)pd->rec + h.size, 0, 8);
+	pd->rec_off = pd->pos;
+	pd->pos += h.size;
+	return 1;
+}
+
+/* A payload stored after the record (AUXTRACE, TRACING_DATA) must exist before we skip it. */
+static int skip_extra(struct hm_perfdata *pd, uint64_t extra, struct hm_err *err)
+{
+	const uint8_t *p;
+	int rc;
+
+	if (!extra)
+		return 0;
+	if (extra > UINT64_MAX - pd->pos)
+		return hm_pd_corrupt(pd, pd->rec_off, "record (payload size past 2^64)", err);
+	if (pd->end != UINT64_MAX && extra > pd->end - pd->pos)
+		return record_cut(pd, extra, err);
+	rc = src_get(pd, pd->pos + extra - 1, 1, &p, err);
+	if (rc <= 0)
+		return rc < 0 ? -1 : record_cut(pd, extra, err);
+	pd->pos += extra;
+	return 0;
+}
+
+int hm_perfdata_next(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm_err *err)
+{
+	for (;;) {
+		int rc = pd->pending ? 1 : next_record(pd, err);
+
+		pd->pending = 0;
+		if (rc <= 0)
+			return rc;
+		rc = hm_pd_dispatch(pd, ev, err);
+		if (rc != 0)
+			return rc;
+		if (skip_extra(pd, hm_pd_extra_bytes(pd), err) < 0)
+			return -1;
+	}
+}
+
+void hm_perfdata_close(struct hm_perfdata *pd)
+{
+	if (!pd)
+		return;
+	if (pd->mem && pd->mem_mapped)
+		munmap((void *)pd->mem, pd->mem_len);
+	else
+		free((void *)pd->mem);
+	free(pd->buf);
+	free(pd->rec);
+	free(pd->attrs);
+	free(pd->descs);
+	free(pd->feat.build_ids);
+	hm_map64_free(&pd->id2attr);
+	if (pd->own_fd)
+		close(pd->fd);
+	hm_arena_free(&pd->arena);
+	free(pd);
+}
+
+int hm_perfdata_is_pipe(const struct hm_perfdata *pd)
+{
+	return pd->pipe;
+}
+
+uint32_t hm_perfdata_nr_attrs(const struct hm_perfdata *pd)
+{
+	return pd->nr_attrs;
+}
+
+const struct hm_perf_attr *hm_perfdata_attr(const struct hm_perfdata *pd, uint32_t i)
+{
+	return i < pd->nr_attrs ? pd->attrs[i] : NULL;
+}
+
+const struct hm_perf_features *hm_perfdata_features(const struct hm_perfdata *pd)
+{
+	return &pd->feat;
+}
+
+const struct hm_perfdata_stats *hm_perfdata_stats(const struct hm_perfdata *pd)
+{
+	return &pd->stats;
+}
+
+const char *hm_perfdata_warning(const struct hm_perfdata *pd)
+{
+	return pd->warning[0] ? pd->warning : NULL;
+}

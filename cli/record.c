@@ -29,6 +29,7 @@ struct record_args {
 	struct perf_event_attr pmu_attrs[HM_PMU_MAX_EVENTS];
 	const char *pmu_names[HM_PMU_MAX_EVENTS];
 	int pmu_leader[HM_PMU_MAX_EVENTS];
+	char why_timer[512];	/* -c auto chose the timer: the PMU's reason */
 	struct hm_record_opts o;
 	struct watch_specs ws;
 };
@@ -181,8 +182,7 @@ static int choose_collectors(struct record_args *a)
 			fprintf(stderr, "hitmap record: -e needs -c pmu\n");
 			return HM_EXIT_USAGE;
 		}
-		fprintf(stderr, "hitmap record: using -c timer%s: %s\n",
-			a->ws.nr ? " and watchpoints" : "", err.msg);
+		snprintf(a->why_timer, sizeof(a->why_timer), "%s", err.msg);
 	}
 	if (a->c == C_WATCH && a->ws.nr == 0) {
 		fprintf(stderr, "hitmap record: -c watch needs --watch SYMBOL[.FIELD] or "
@@ -229,6 +229,9 @@ static void summary(const struct record_args *a, const struct hm_record_stats *s
 	if (st->lost)
 		fprintf(stderr, "hitmap record: %llu samples lost: the rings overflowed; raise -m "
 				"or lower -F\n", (unsigned long long)st->lost);
+	if (a->why_timer[0])
+		fprintf(stderr, "hitmap record: used -c timer%s (%s)\n",
+			a->ws.nr ? " and watchpoints" : "", a->why_timer);
 	if (st->stopped_by)
 		fprintf(stderr, "hitmap record: stopped by signal %d; the file is complete up to "
 				"that point\n", st->stopped_by);

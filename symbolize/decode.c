@@ -203,7 +203,7 @@ static struct prefixes scan_prefixes(const uint8_t *b, size_t n)
 	return p;
 }
 
-static enum hm_access cs_access(uint8_t ac)
+static enum hm_memacc cs_access(uint8_t ac)
 {
 	switch (ac & (CS_AC_READ | CS_AC_WRITE)) {
 	case CS_AC_WRITE:
@@ -216,7 +216,7 @@ static enum hm_access cs_access(uint8_t ac)
 }
 
 /* Access kind of memory operand i, or HM_ACC_NONE if it is not an access. */
-static enum hm_access mem_access(const cs_insn *ci, unsigned i, bool string)
+static enum hm_memacc mem_access(const cs_insn *ci, unsigned i, bool string)
 {
 	const cs_x86 *x = &ci->detail->x86;
 	unsigned id = ci->id;

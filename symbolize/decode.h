@@ -40,7 +40,7 @@ enum hm_reg {
 
 enum hm_seg { HM_SEG_NONE, HM_SEG_FS, HM_SEG_GS };
 
-enum hm_access {
+enum hm_memacc {
 	HM_ACC_NONE,
 	HM_ACC_LOAD,
 	HM_ACC_STORE,
@@ -56,7 +56,7 @@ struct hm_memop {
 	int segment;		/* enum hm_seg */
 	uint32_t size;		/* bytes accessed; per element for string instructions; 0 if
 				 * unknown (xsave family: depends on XCR0) */
-	enum hm_access access;
+	enum hm_memacc access;
 	uint8_t implicit;	/* not an operand: stack slot of push/pop/call/ret/leave/enter,
 				 * [rdi] of maskmovdqu */
 	uint8_t vsib;		/* gather/scatter: the index is a vector, no single address */
@@ -120,7 +120,7 @@ uint64_t hm_decode_regs_mask(void);
 const char *hm_decode_reg_name(int reg);
 
 /* Load, store or read-modify-write: the operand reads or writes data. */
-static inline int hm_access_is_data(enum hm_access a)
+static inline int hm_access_is_data(enum hm_memacc a)
 {
 	return a == HM_ACC_LOAD || a == HM_ACC_STORE || a == HM_ACC_RMW;
 }

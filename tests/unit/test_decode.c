@@ -47,7 +47,7 @@ static void decode_bytes(void **state, const uint8_t *b, size_t n, struct hm_ins
 		decode_bytes(state, b_, sizeof(b_), (in));                                 \
 	} while (0)
 
-static void expect_mem(const struct hm_memop *m, enum hm_access acc, int base, int index,
+static void expect_mem(const struct hm_memop *m, enum hm_memacc acc, int base, int index,
 		       int scale, int64_t disp, uint32_t size)
 {
 	assert_int_equal(m->access, acc);
@@ -59,7 +59,7 @@ static void expect_mem(const struct hm_memop *m, enum hm_access acc, int base, i
 }
 
 /* One memory operand, no segment, not implicit. */
-static void expect_one(const struct hm_insn *in, enum hm_access acc, int base, int index,
+static void expect_one(const struct hm_insn *in, enum hm_memacc acc, int base, int index,
 		       int scale, int64_t disp, uint32_t size)
 {
 	assert_int_equal(in->nr_mem, 1);
@@ -698,7 +698,7 @@ static void test_ea_rip_relative_points_at_global(void **state)
 	const uint64_t base = 0x555555554000, start = base + 0x1230;
 	const uint64_t want[] = { base + 0x4030, base + 0x4068, base + 0x4068, base + 0x4070,
 				  base + 0x4070 };
-	const enum hm_access acc[] = { HM_ACC_LOAD, HM_ACC_LOAD, HM_ACC_STORE, HM_ACC_LOAD,
+	const enum hm_memacc acc[] = { HM_ACC_LOAD, HM_ACC_LOAD, HM_ACC_STORE, HM_ACC_LOAD,
 				       HM_ACC_STORE };
 	size_t off = 0, n = 0;
 	struct hm_insn in;
@@ -868,7 +868,7 @@ static const uint8_t lookup[] = {
 
 struct want_mem {
 	uint64_t addr;
-	enum hm_access acc;
+	enum hm_memacc acc;
 	int base, seg;
 	int64_t disp;
 	uint32_t size;

@@ -15,13 +15,25 @@ void hm_layout_base_init(struct hm_layout *lay, const struct hm_layout_ops *ops,
 	hm_arena_init(&lay->arena);
 	lay->path = hm_arena_strdup(&lay->arena, path);
 	hm_hash_init(&lay->names);
+	hm_map64_init(&lay->seen);
+}
+
+static uint64_t kw_code(const char *kw)
+{
+	if (!kw)
+		return 0;
+	return !strcmp(kw, "struct") ? 1 : !strcmp(kw, "union") ? 2 : !strcmp(kw, "class") ? 3 : 4;
 }
 
 void hm_layout_index_add(struct hm_layout *lay, const char *kw, const char *name, uint64_t ref)
 {
 	char buf[512];
 	struct hm_name_entry *e;
+	uint64_t fast = ((uint64_t)(uintptr_t)name << 3) | kw_code(kw);
 
+	if (hm_map64_get(&lay->seen, fast))
+		return;
+	hm_map64_put(&lay->seen, fast, (void *)1);
 	if (kw)
 		snprintf(buf, sizeof(buf), "%s %s", kw, name);
 	else
@@ -52,6 +64,7 @@ void hm_layout_close(struct hm_layout *lay)
 	if (lay->ops->close)
 		lay->ops->close(lay);
 	hm_hash_free(&lay->names);
+	hm_map64_free(&lay->seen);
 	free(lay->order);
 	hm_arena_free(&lay->arena);
 	free(lay);

@@ -29,6 +29,9 @@ struct hm_layout {
 	char *path;
 	struct hm_arena arena;
 	struct hm_hash names;		/* key -> struct hm_name_entry */
+	struct hm_map64 seen;		/* (name pointer, keyword) already indexed: the
+					 * string tables dedup names, so most repeats of a
+					 * type in later units cost one probe */
 	struct hm_name_entry **order;	/* first definition of each name, file order */
 	size_t nr_order, cap_order;
 	int index_done;

@@ -179,6 +179,6 @@ void hm_shape_compute(struct hm_arena *a, const struct hm_type *t, uint32_t line
 		s->align = t->align;
 	if (uend_b > end_b)
 		s->bit_padding = uend_b - end_b;
-	if (nr && t->size * 8 > uend_b)
-		s->padding = t->size - (uend_b + 7) / 8;
+	if (t->kind != HM_T_UNION && t->size * 8 > uend_b)
+		s->padding = t->size - (uend_b + 7) / 8;	/* all of it when memberless */
 }

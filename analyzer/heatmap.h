@@ -1,0 +1,92 @@
+/* The struct heat map: one type's pahole-style layout with per-field loads, stores,
+ * threads and cross-thread conflicts, and per-cache-line totals; rendered as text, as a
+ * self-contained HTML/SVG page and as the "heatmap" object of hitmap.report/1. */
+#ifndef HM_HEATMAP_H
+#define HM_HEATMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyzer/access.h"
+#include "core/arena.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "symbolize/layout.h"
+
+/* One row: a leaf member of the type, or a hole/padding between members. */
+struct hm_heat_field {
+	const char *path;		/* "ops", "pts[*].v" (folded), "(hole)" */
+	const char *type_col;		/* pahole's type column, "" for holes */
+	const char *name_col;		/* pahole's declarator: "name[13]", "x:5" */
+	const struct hm_member *m;	/* NULL for holes */
+	uint64_t offset, size;		/* bytes; bitfields: their storage unit */
+	uint32_t bit_in_unit, bit_size;	/* bitfields only */
+	uint64_t line;			/* cache line of the first byte */
+	uint8_t hole;			/* a hole or trailing padding, not a member */
+	uint8_t straddles;		/* crosses a cache-line boundary */
+	uint64_t loads, stores, other;	/* other: accesses of unknown direction */
+	uint64_t conflicts;
+	uint32_t threads;		/* distinct tids */
+};
+
+/* One cache line of the type (the object assumed line-aligned). */
+struct hm_heat_line {
+	uint64_t line;
+	uint64_t loads, stores, other, conflicts;
+	uint32_t threads, readers, writers;	/* distinct tids: any, loading, storing */
+};
+
+/* Elements 1.. of an array of structs whose accesses count in the "[*]" rows of
+ * element 0 (when not all_elems). */
+struct hm_heat_fold {
+	const char *path;		/* "pts", "inner.slots" */
+	uint64_t offset, size;		/* bytes of elements first..last */
+	uint64_t first, last;
+};
+
+struct hm_heat {
+	const struct hm_type *type;	/* stripped aggregate */
+	const char *name;		/* "struct worker_stats" */
+	uint64_t size;
+	uint32_t line_size;
+	int all_elems;			/* arrays of structs: a row per element */
+	uint32_t nr_fields;		/* rows in offset order, holes in place */
+	struct hm_heat_field *fields;
+	uint32_t nr_folds;		/* in offset order */
+	struct hm_heat_fold *folds;
+	uint64_t nr_lines;
+	struct hm_heat_line *lines;
+	uint64_t accesses;		/* accesses matched to the type */
+	uint64_t outside;		/* of those, at offsets beyond its size */
+	uint64_t max_heat;		/* largest loads+stores+other of a row */
+	uint64_t max_conflicts;		/* largest conflicts of a line */
+};
+
+struct hm_heat_opts {
+	uint32_t line_size;		/* 0: 64 */
+	int all_elems;			/* 0: fold arrays of structs onto element 0 */
+};
+
+/* Heat map of t from the accesses whose object type is t (same stripped type, or an
+ * aggregate of the same kind, name and size from another module). A conflict is an
+ * access by another thread than the previous access to the same cache line, where
+ * either access is a store. Returns 0, or -EINVAL when t is not a sized aggregate or
+ * line_size is not a power of two. Rows and strings live in a. */
+int hm_heat_build(struct hm_arena *a, const struct hm_type *t, const struct hm_access *acc,
+		  size_t n, uint32_t line_size, struct hm_heat *out);
+int hm_heat_build_opts(struct hm_arena *a, const struct hm_type *t, const struct hm_access *acc,
+		       size_t n, const struct hm_heat_opts *o, struct hm_heat *out,
+		       struct hm_err *err);
+
+/* The layout as `hitmap layout` prints it (flattened to leaf members) with loads,
+ * stores, threads, conflicts and a bar per row, and line totals on the boundary rows. */
+void hm_heat_print_text(FILE *out, const struct hm_heat *h);
+/* One self-contained page (inline CSS and SVG, no scripts, no network) for n types. */
+void hm_heat_print_html(FILE *out, const struct hm_heat *const *h, size_t n, const char *title);
+/* One object: {"type","size","line_size","fields":[...],"lines":[...]}. */
+void hm_heat_print_json(struct hm_json *j, const struct hm_heat *h);
+/* Writes s with & < > " ' as character references. */
+void hm_heat_html_escape(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,246 @@
+/* The per-sample pipeline: code site, instruction, data address, object. Each source
+ * knows a different part: the PMU gives the address, a timer sample gives the registers
+ * from which the instruction's operand yields it, a watchpoint gives the address but
+ * traps after the instruction, which must be found by decoding. */
+#include "analyzer/resolve.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "symbolize/code.h"
+#include "symbolize/data.h"
+#include "symbolize/decode.h"
+
+#define MAX_FUNC_BYTES 65536	/* watch: the function prefix decoded up to the trap */
+
+struct hm_resolver {
+	struct hm_code *code;
+	struct hm_decoder *dec;
+	struct hm_data *data;
+	struct hm_resolve_stats st;
+	uint8_t *fbuf;
+};
+
+int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
+		     struct hm_err *err)
+{
+	struct hm_resolver *r = calloc(1, sizeof(*r));
+	struct hm_code_opts co = {0};
+
+	*out = NULL;
+	if (!r || !(r->fbuf = malloc(MAX_FUNC_BYTES))) {
+		free(r);
+		return hm_err_set(err, HM_EXIT_ENV, "out of memory");
+	}
+	co.vmlinux = o->vmlinux;
+	co.sysroot = o->sysroot;
+	co.buildid_dir = o->buildid_dir;
+	co.kernel_release = o->osrelease;
+	if (hm_code_open(&co, &r->code, err) || hm_decode_open(&r->dec, err) ||
+	    hm_data_open(&r->data, err)) {
+		hm_resolver_close(r);
+		return -1;
+	}
+	*out = r;
+	return 0;
+}
+
+void hm_resolver_close(struct hm_resolver *r)
+{
+	if (!r)
+		return;
+	if (r->code)
+		hm_code_close(r->code);
+	if (r->dec)
+		hm_decode_close(r->dec);
+	if (r->data)
+		hm_data_close(r->data);
+	free(r->fbuf);
+	free(r);
+}
+
+void hm_resolver_features(struct hm_resolver *r, const struct hm_perf_features *f)
+{
+	for (uint32_t i = 0; i < f->nr_build_ids; i++) {
+		const struct hm_perf_build_id *b = &f->build_ids[i];
+
+		if (b->filename && b->size)
+			hm_code_add_build_id(r->code, b->filename, b->id, b->size);
+	}
+}
+
+void hm_resolver_track(struct hm_resolver *r, const struct hm_perf_event *ev)
+{
+	const struct hm_perf_mmap *m = &ev->mmap;
+
+	if (ev->type != PERF_RECORD_MMAP && ev->type != PERF_RECORD_MMAP2)
+		return;
+	/* MMAP records carry no prot: perf marks data maps with MISC_MMAP_DATA. */
+	if (ev->type == PERF_RECORD_MMAP2 ? (m->prot & PROT_EXEC) != 0
+					   : !(ev->misc & PERF_RECORD_MISC_MMAP_DATA))
+		hm_code_add_map(r->code, m->pid, m->start, m->len, m->pgoff, m->filename,
+				m->build_id, m->build_id_size);
+	if (m->pid != (uint32_t)-1)
+		hm_data_add_map(r->data, m->pid, m->start, m->len, m->pgoff, m->filename);
+}
+
+static enum hm_source source_of(const struct hm_perf_attr *a)
+{
+	if (a && a->attr.type == PERF_TYPE_BREAKPOINT)
+		return HM_SRC_WATCH;
+	if (a && a->attr.type == PERF_TYPE_SOFTWARE)
+		return HM_SRC_TIMER;
+	return HM_SRC_PMU;
+}
+
+/* The operand an access is about: the first explicit data operand. */
+static const struct hm_memop *data_operand(const struct hm_insn *in)
+{
+	for (uint32_t i = 0; i < in->nr_mem; i++)
+		if (hm_access_is_data(in->mem[i].access) && !in->mem[i].implicit && !in->mem[i].vsib)
+			return &in->mem[i];
+	return NULL;
+}
+
+static void apply_operand(struct hm_access *a, const struct hm_insn *in, const struct hm_memop *op)
+{
+	a->s.size = op->size;
+	a->s.op = op->access == HM_ACC_LOAD ? HM_OP_LOAD : HM_OP_STORE;	/* RMW writes */
+	a->locked = in->lock;
+}
+
+static int decode_at(struct hm_resolver *r, const struct hm_sample *s, struct hm_insn *in)
+{
+	uint8_t buf[16];
+	size_t n = hm_code_read(r->code, s->pid, s->ip, s->kernel, buf, sizeof(buf));
+
+	if (n == 0) {
+		r->st.no_code++;
+		return -1;
+	}
+	return hm_decode_insn(r->dec, buf, n, s->ip, in) == 0 ? 0 : -1;
+}
+
+/* Timer: the instruction at ip has not run; its inputs are the sampled registers. */
+static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_event *ev,
+					 struct hm_access *a, struct hm_insn *in)
+{
+	const struct hm_perf_regs *regs = a->s.kernel ? &ev->sample.regs_intr
+						       : &ev->sample.regs_user;
+	const struct hm_memop *op;
+	uint64_t ea;
+	int needs_seg = 0;
+
+	if (decode_at(r, &a->s, in))
+		return NULL;
+	if (!(op = data_operand(in))) {
+		r->st.not_memory++;
+		return NULL;
+	}
+	apply_operand(a, in, op);
+	if (!regs->abi || hm_decode_ea(in, op, regs->mask, regs->regs, 0, 0, &ea, &needs_seg)) {
+		if (!needs_seg)
+			r->st.no_regs++;
+		return op;	/* the data symbolizer may still name it (TLS by offset) */
+	}
+	a->s.addr = ea;
+	return op;
+}
+
+/* Watch: the trap ip follows the access; decode the function up to it. */
+static const struct hm_memop *watch_site(struct hm_resolver *r, struct hm_access *a,
+					 struct hm_insn *in)
+{
+	struct hm_code_loc loc;
+	const struct hm_memop *op;
+	size_t len, n;
+
+	if (hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc) || !loc.func_start ||
+	    a->s.ip <= loc.func_start || a->s.ip - loc.func_start > MAX_FUNC_BYTES - 16) {
+		r->st.watch_no_insn++;
+		return NULL;
+	}
+	len = (size_t)(a->s.ip - loc.func_start);
+	n = hm_code_read(r->code, a->s.pid, loc.func_start, a->s.kernel, r->fbuf, len);
+	if (n < len || hm_decode_prev(r->dec, r->fbuf, n, loc.func_start, a->s.ip, in)) {
+		r->st.watch_no_insn++;
+		return NULL;
+	}
+	a->s.ip = in->addr;	/* name the accessing instruction, not the next one */
+	if ((op = data_operand(in)))
+		apply_operand(a, in, op);
+	return op;
+}
+
+static void code_site(struct hm_resolver *r, struct hm_access *a)
+{
+	struct hm_code_loc loc;
+
+	if (hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc) == 0 && loc.func) {
+		a->func = loc.func;
+		a->file = loc.file;
+		a->line = loc.line;
+	}
+}
+
+static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, struct hm_access *a,
+		      const struct hm_insn *in, const struct hm_memop *op)
+{
+	const struct hm_perf_regs *regs = &ev->sample.regs_user;
+	struct hm_data_query q = {
+		.pid = a->s.pid, .tid = a->s.tid, .addr = a->s.addr, .ip = a->s.ip,
+		.insn = op ? in : NULL, .op = op,
+		.regs_mask = regs->abi ? regs->mask : 0, .regs = regs->abi ? regs->regs : NULL,
+	};
+	struct hm_data_obj obj;
+
+	if (a->s.kernel || hm_data_resolve(r->data, &q, &obj))
+		return;
+	a->method = obj.method;
+	a->object = obj.object;
+	a->type = obj.type;
+	a->obj_base = obj.base;
+	a->field = obj.field;
+	a->field_off = obj.offset;
+	if (!a->s.addr && obj.base)
+		a->s.addr = obj.base + obj.offset;
+}
+
+void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
+			struct hm_access *out)
+{
+	enum hm_source src = source_of(ev->attr);
+	const struct hm_memop *op = NULL;
+	struct hm_insn in;
+
+	memset(out, 0, sizeof(*out));
+	hm_perfdata_to_sample(ev, src, &out->s);
+	r->st.samples++;
+	r->st.by_source[src]++;
+	if (src == HM_SRC_TIMER) {
+		op = timer_addr(r, ev, out, &in);
+	} else if (src == HM_SRC_WATCH) {
+		op = watch_site(r, out, &in);
+	} else if (decode_at(r, &out->s, &in) == 0 && (op = data_operand(&in))) {
+		uint8_t pmu_op = out->s.op;
+
+		apply_operand(out, &in, op);
+		if (pmu_op != HM_OP_UNKNOWN)
+			out->s.op = pmu_op;	/* the PMU knows what it sampled */
+	}
+	code_site(r, out);
+	out->method = HM_M_NOADDR;
+	if (out->s.addr || op)
+		name_data(r, ev, out, &in, op);
+}
+
+const struct hm_resolve_stats *hm_resolver_stats(const struct hm_resolver *r)
+{
+	return &r->st;
+}
+
+struct hm_data *hm_resolver_data(struct hm_resolver *r)
+{
+	return r->data;
+}

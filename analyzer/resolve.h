@@ -1,0 +1,42 @@
+/* Samples to accesses: the code site, the instruction (decoded from the mapped file),
+ * the data address (given by the PMU or a watchpoint, or computed from the sampled
+ * registers for timer samples) and the object and field it falls in. */
+#ifndef HM_RESOLVE_H
+#define HM_RESOLVE_H
+
+#include "analyzer/access.h"
+#include "core/perfdata.h"
+
+struct hm_resolver;
+
+struct hm_resolve_opts {
+	const char *vmlinux;		/* NULL: search; "": kallsyms only */
+	const char *sysroot;
+	const char *buildid_dir;
+	const char *osrelease;		/* the recording's, for finding its vmlinux */
+};
+
+/* Why a sample has no data address, for --stats. */
+struct hm_resolve_stats {
+	uint64_t samples, by_source[3];
+	uint64_t no_code;		/* the instruction's bytes could not be read */
+	uint64_t not_memory;		/* the instruction does not access memory */
+	uint64_t no_regs;		/* a register the address needs was not sampled */
+	uint64_t watch_no_insn;		/* no instruction ends at a watchpoint's trap ip */
+};
+
+int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
+		     struct hm_err *err);
+void hm_resolver_close(struct hm_resolver *r);
+/* The recording's build-id table, before the first sample. */
+void hm_resolver_features(struct hm_resolver *r, const struct hm_perf_features *f);
+/* MMAP/MMAP2 records: the address spaces that code and data lookups use. */
+void hm_resolver_track(struct hm_resolver *r, const struct hm_perf_event *ev);
+/* Fills *out from a SAMPLE event; strings live as long as r. */
+void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
+			struct hm_access *out);
+const struct hm_resolve_stats *hm_resolver_stats(const struct hm_resolver *r);
+/* The data symbolizer's per-method counts and top unresolved ips. */
+struct hm_data *hm_resolver_data(struct hm_resolver *r);
+
+#endif

@@ -1,0 +1,386 @@
+/* The recording's mappings per process, where each file is loaded in it (its images),
+ * the files themselves, and the strings results share. */
+#include "symbolize/data_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hm_data_open(struct hm_data **out, struct hm_err *err)
+{
+	struct hm_data *d = calloc(1, sizeof(*d));
+
+	*out = NULL;
+	if (!d)
+		return hm_err_set(err, HM_EXIT_ENV, "data symbolization: out of memory");
+	if (hm_decode_open(&d->dec, err) != 0) {
+		free(d);
+		return -1;
+	}
+	hm_arena_init(&d->arena);
+	hm_hash_init(&d->mods);
+	hm_hash_init(&d->strs);
+	hm_map64_init(&d->procs);
+	hm_map64_init(&d->labels);
+	hm_map64_init(&d->unres_idx);
+	*out = d;
+	return 0;
+}
+
+void hm_data_close(struct hm_data *d)
+{
+	if (!d)
+		return;
+	for (struct data_mod *m = d->mod_list; m; m = m->next) {
+		hm_ti_close(m->ti);
+		hm_layout_close(m->lay);
+		free(m->loads);
+		free(m->syms);
+		free(m->tls_syms);
+		hm_map64_free(&m->insns);
+	}
+	for (size_t i = 0; i < d->nr_procs; i++) {
+		free(d->proc_list[i]->maps);
+		free(d->proc_list[i]->images);
+		free(d->proc_list[i]);
+	}
+	free(d->proc_list);
+	free(d->unres);
+	free(d->top);
+	hm_map64_free(&d->unres_idx);
+	hm_map64_free(&d->labels);
+	hm_map64_free(&d->procs);
+	hm_hash_free(&d->strs);
+	hm_hash_free(&d->mods);
+	hm_decode_close(d->dec);
+	hm_arena_free(&d->arena);
+	free(d);
+}
+
+/* ---- Result strings: interned, so a million samples allocate nothing new ---- */
+
+const char *data_intern(struct hm_data *d, const char *s)
+{
+	const char *got = hm_hash_get(&d->strs, s);
+	char *copy;
+
+	if (got)
+		return got;
+	copy = hm_arena_strdup(&d->arena, s);
+	hm_hash_put(&d->strs, copy, copy);
+	return copy;
+}
+
+/* A named aggregate goes by its tag ("struct item" even through item_t); anything else
+ * by its outermost typedef: mbstate_t (an anonymous struct), size_t. */
+static const struct hm_type *named(const struct hm_type *t, const char **alias)
+{
+	*alias = NULL;
+	for (; t && t != hm_type_strip(t); t = t->ref)
+		if (t->kind == HM_T_TYPEDEF && !*alias)
+			*alias = t->name;
+	if (t && t->name && hm_type_is_aggregate(t))
+		*alias = NULL;
+	return t;
+}
+
+const char *data_type_label(struct hm_data *d, const struct hm_type *t)
+{
+	const char *label = hm_map64_get(&d->labels, (uint64_t)(uintptr_t)t), *alias;
+	const char *type_col, *name_col;
+	const struct hm_type *s;
+
+	if (label)
+		return label;
+	s = named(t, &alias);
+	if (alias)
+		label = alias;
+	else if (!s)
+		label = "?";
+	else if (hm_type_is_aggregate(s) || s->kind == HM_T_FWD)
+		label = hm_type_tag_name(&d->arena, s);
+	else {	/* once per type: the labels map keeps it */
+		hm_type_decl(&d->arena, s, "", &type_col, &name_col);
+		label = hm_arena_printf(&d->arena, "%s%s%s", type_col,
+					*name_col && name_col[0] != '*' && name_col[0] != '[' ? " " : "",
+					name_col);
+	}
+	label = data_intern(d, label);
+	hm_map64_put(&d->labels, (uint64_t)(uintptr_t)t, (void *)label);
+	return label;
+}
+
+/* The type's name without its tag, for field paths: "item" for struct item. */
+const char *data_bare_name(struct hm_data *d, const struct hm_type *t)
+{
+	const char *alias;
+	const struct hm_type *s = named(t, &alias);
+
+	if (alias)
+		return alias;
+	if (s && s->name && (hm_type_is_aggregate(s) || s->kind == HM_T_ENUM))
+		return s->name;
+	return data_type_label(d, t);
+}
+
+const char *data_field(struct hm_data *d, const char *prefix, const struct hm_type *t,
+		       uint64_t offset)
+{
+	char path[400], buf[512];
+	uint64_t within;
+
+	path[0] = '\0';
+	if (t)
+		hm_layout_field_at(t, offset, path, sizeof(path), &within);
+	snprintf(buf, sizeof(buf), "%s%s%s", prefix, path[0] && path[0] != '[' ? "." : "", path);
+	return data_intern(d, buf);
+}
+
+/* ---- Processes, mappings, modules ---- */
+
+struct data_proc *data_proc_get(struct hm_data *d, uint32_t pid, int create)
+{
+	struct data_proc *p = hm_map64_get(&d->procs, (uint64_t)pid + 1);
+
+	if (p || !create)
+		return p;
+	if (!(p = calloc(1, sizeof(*p))))
+		abort();
+	p->pid = pid;
+	hm_map64_put(&d->procs, (uint64_t)pid + 1, p);
+	if (d->nr_procs == d->cap_procs) {
+		d->cap_procs = d->cap_procs ? d->cap_procs * 2 : 16;
+		if (!(d->proc_list = realloc(d->proc_list, d->cap_procs * sizeof(*d->proc_list))))
+			abort();
+	}
+	d->proc_list[d->nr_procs++] = p;
+	return p;
+}
+
+/* Names that are not files: [heap], [stack], [vdso], //anon, /dev/zero, memfd... */
+static int is_file(const char *name)
+{
+	return name[0] == '/' && strncmp(name, "//anon", 6) && strncmp(name, "/dev/", 5) &&
+	       strncmp(name, "/memfd:", 7) && !strstr(name, " (deleted)");
+}
+
+static struct data_mod *mod_get(struct hm_data *d, const char *path)
+{
+	struct data_mod *m = hm_hash_get(&d->mods, path);
+
+	if (m)
+		return m;
+	m = hm_arena_alloc(&d->arena, sizeof(*m));
+	m->path = hm_arena_strdup(&d->arena, path);
+	m->next = d->mod_list;
+	d->mod_list = m;
+	hm_hash_put(&d->mods, m->path, m);
+	return m;
+}
+
+void data_mod_open(struct hm_data *d, struct data_mod *m)
+{
+	struct hm_err err = {0};
+
+	if (m->opened)
+		return;
+	m->opened = 1;
+	if (hm_layout_open(m->path, &m->lay, &err) != 0) {
+		m->lay = NULL;
+		m->hint = hm_arena_strdup(&d->arena, err.msg);
+	}
+	if (hm_ti_open(m->path, m->lay, &m->ti, &err) != 0) {
+		m->ti = NULL;
+		m->hint = hm_arena_strdup(&d->arena, err.msg);
+		return;
+	}
+	data_mod_syms(m);
+}
+
+static int cmp_map(const void *x, const void *y)
+{
+	const struct data_map *a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+int hm_data_add_map(struct hm_data *d, uint32_t pid, uint64_t start, uint64_t len,
+		    uint64_t pgoff, const char *filename)
+{
+	struct data_proc *p;
+	struct data_map nm = {start, start + len, pgoff, NULL, NULL};
+	size_t n = 0;
+	struct data_map *v;
+
+	if (!d || !len || start + len < start || !filename)
+		return -1;
+	p = data_proc_get(d, pid, 1);
+	nm.name = data_intern(d, filename);
+	if (is_file(filename))
+		nm.mod = mod_get(d, filename);
+	/* Worst case every old mapping splits around the new one. */
+	if (!(v = malloc((2 * p->nr_maps + 1) * sizeof(*v))))
+		abort();
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		struct data_map m = p->maps[i];
+
+		if (m.end <= nm.start || m.start >= nm.end) {
+			v[n++] = m;
+			continue;
+		}
+		if (m.start < nm.start)
+			v[n++] = (struct data_map){m.start, nm.start, m.pgoff, m.name, m.mod};
+		if (m.end > nm.end)
+			v[n++] = (struct data_map){nm.end, m.end, m.pgoff + (nm.end - m.start),
+						   m.name, m.mod};
+	}
+	v[n++] = nm;
+	qsort(v, n, sizeof(*v), cmp_map);
+	free(p->maps);
+	p->maps = v;
+	p->nr_maps = n;
+	p->cap_maps = 2 * n + 1;
+	p->dirty = 1;
+	return 0;
+}
+
+const struct data_map *data_map_at(const struct data_proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p ? p->nr_maps : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else if (addr >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+/* Biases (runtime = file address + bias) that mapping mp allows: one per PT_LOAD whose
+ * pages hold its file offset. Two segments often share a file page (end of .rodata,
+ * start of .data), so one mapping can allow two. */
+static size_t map_biases(const struct data_map *mp, uint64_t *out, size_t max)
+{
+	const struct data_mod *m = mp->mod;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nr_loads && n < max; i++) {
+		const struct data_load *l = &m->loads[i];
+
+		if (mp->pgoff >= (l->off & ~0xfffull) &&
+		    mp->pgoff < l->off + (l->filesz ? l->filesz : 1))
+			out[n++] = mp->start - mp->pgoff - l->vaddr + l->off;
+	}
+	return n;
+}
+
+/* The bias most of the module's mappings agree on. */
+static int mod_bias(const struct data_proc *p, const struct data_mod *m, uint64_t *bias)
+{
+	uint64_t cand[8], other[8];
+	size_t best = 0, first = p->nr_maps;
+
+	for (size_t i = 0; i < p->nr_maps && first == p->nr_maps; i++)
+		if (p->maps[i].mod == m)
+			first = i;
+	if (first == p->nr_maps)
+		return -1;
+	for (size_t c = 0, nc = map_biases(&p->maps[first], cand, 8); c < nc; c++) {
+		size_t votes = 0;
+
+		for (size_t i = first; i < p->nr_maps; i++) {
+			size_t no = p->maps[i].mod == m ? map_biases(&p->maps[i], other, 8) : 0;
+
+			for (size_t k = 0; k < no; k++)
+				votes += other[k] == cand[c];
+		}
+		if (votes > best) {
+			best = votes;
+			*bias = cand[c];
+		}
+	}
+	return best ? 0 : -1;
+}
+
+static int cmp_image(const void *x, const void *y)
+{
+	const struct data_image *a = x, *b = y;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static void images_build(struct data_proc *p)
+{
+	size_t n = 0;
+
+	p->dirty = 0;
+	free(p->images);
+	if (!(p->images = malloc((p->nr_maps + 1) * sizeof(*p->images))))
+		abort();
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct data_map *mp = &p->maps[i];
+		struct data_mod *m = mp->mod;
+		struct data_image img = {UINT64_MAX, 0, 0, m};
+		int dup = 0;
+
+		if (!m || (!m->phdrs_done && data_mod_phdrs(m) != 0) || !m->usable)
+			continue;
+		for (size_t j = 0; j < n && !dup; j++)
+			dup = p->images[j].mod == m;
+		if (dup || mod_bias(p, m, &img.bias) != 0)
+			continue;
+		for (size_t j = 0; j < m->nr_loads; j++) {
+			const struct data_load *l = &m->loads[j];
+
+			if (l->vaddr + img.bias < img.lo)
+				img.lo = l->vaddr + img.bias;
+			if (l->vaddr + l->memsz + img.bias > img.hi)
+				img.hi = l->vaddr + l->memsz + img.bias;
+		}
+		p->images[n++] = img;
+	}
+	p->nr_images = n;
+	if (n)
+		qsort(p->images, n, sizeof(*p->images), cmp_image);
+}
+
+/* The module whose segments (file-backed or .bss in anonymous pages) hold addr. */
+const struct data_image *data_image_at(struct data_proc *p, uint64_t addr)
+{
+	if (!p)
+		return NULL;
+	if (p->dirty)
+		images_build(p);
+	for (size_t i = p->nr_images; i > 0; i--) {
+		const struct data_image *img = &p->images[i - 1];
+
+		if (img->lo > addr)
+			continue;
+		if (addr >= img->hi)
+			return NULL;
+		for (size_t j = 0; j < img->mod->nr_loads; j++) {
+			const struct data_load *l = &img->mod->loads[j];
+
+			if (addr - img->bias >= l->vaddr && addr - img->bias - l->vaddr < l->memsz)
+				return img;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+/* The executable of the process (its TLS block sits at the thread pointer). */
+const struct data_image *data_exec_image(struct data_proc *p, const struct data_image *code)
+{
+	if (code && code->mod->is_exec)
+		return code;
+	for (size_t i = 0; p && i < p->nr_images; i++)
+		if (p->images[i].mod->is_exec)
+			return &p->images[i];
+	return NULL;
+}

@@ -1,0 +1,83 @@
+/* Data addresses to objects: a sampled address (or the memory operand of the sampled
+ * instruction) named as a global or static variable, a thread-local variable, a local
+ * variable in the sampled frame, or a heap object typed through the register the
+ * instruction dereferences; then the layout API names the field ("items[3].count").
+ * One struct hm_data per report run; results for one (module, ip) are cached. Nothing
+ * here prints. See docs/symbolize-data.md. */
+#ifndef HM_DATA_H
+#define HM_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyzer/access.h"
+#include "core/err.h"
+#include "symbolize/decode.h"
+#include "symbolize/layout.h"
+
+struct hm_data;
+
+int hm_data_open(struct hm_data **out, struct hm_err *err);
+void hm_data_close(struct hm_data *d);
+
+/* A mapping of pid's address space (an MMAP/MMAP2 record): file-backed text and data
+ * segments, "[heap]", "[stack]", "//anon". A new mapping replaces what it overlaps, as
+ * mmap does. Files are opened on first use; a file that cannot be read only loses its
+ * names (the result then says so in hint). */
+int hm_data_add_map(struct hm_data *d, uint32_t pid, uint64_t start, uint64_t len,
+		    uint64_t pgoff, const char *filename);
+
+struct hm_data_query {
+	uint32_t pid, tid;
+	uint64_t addr;			/* the data address; 0 if unknown (then computed from
+					 * insn, op and regs when they allow) */
+	uint64_t ip;			/* the accessing instruction's address */
+	const struct hm_insn *insn;	/* decoded instruction at ip, or NULL: then it is
+					 * decoded from the mapped file */
+	const struct hm_memop *op;	/* its memory operand, or NULL: the first data operand */
+	uint64_t regs_mask;		/* sampled user registers, perf layout; regs may be NULL */
+	const uint64_t *regs;
+};
+
+struct hm_data_obj {
+	enum hm_method method;
+	const char *object;		/* "items" (a variable), "struct item" (heap), "struct
+					 * frame_buf (stack of stack_work)"; NULL if unknown */
+	const struct hm_type *type;	/* the object's type; NULL if unknown */
+	uint64_t base;			/* runtime address of the object's first byte; 0 when
+					 * unknown (TLS without the thread pointer) */
+	const char *field;		/* "items[3].count", "item.flags", "tls_counter"; NULL
+					 * if unknown */
+	uint64_t offset;		/* addr - base: byte offset inside the object */
+	const char *module;		/* file defining the object or holding the address:
+					 * "/usr/bin/foo", "[heap]"; NULL if unmapped */
+	const char *hint;		/* what would resolve more (missing debug info); NULL */
+};
+
+/* Names q's data address. Returns 0 with *out filled (method HM_M_UNKNOWN or
+ * HM_M_NOADDR when nothing was found); strings live as long as d and are shared
+ * between results. -1 only for invalid arguments. */
+int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out);
+
+/* Counts of every hm_data_resolve call so far, for --stats. */
+struct hm_data_unresolved {
+	uint64_t ip;
+	uint32_t pid;
+	enum hm_method method;		/* HM_M_UNKNOWN or HM_M_NOADDR */
+	const char *module;		/* module of ip, NULL if unmapped */
+	uint64_t count;
+};
+
+struct hm_data_stats {
+	uint64_t total;
+	uint64_t by_method[HM_M__COUNT];
+	size_t nr_top;
+	const struct hm_data_unresolved *top;	/* most frequent first; valid until the
+						 * next hm_data_stats or hm_data_close */
+};
+
+void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);
+/* "global", "tls", "stack", "heap", "unknown", "noaddr". */
+const char *hm_data_method_name(enum hm_method m);
+
+#endif

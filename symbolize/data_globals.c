@@ -1,0 +1,223 @@
+/* Globals, statics and thread-locals of a mapped file: its program headers (where each
+ * segment loads, the PT_TLS block), its symbol table (the fallback when DWARF is
+ * missing), and the two methods that name an address from them. */
+#include "symbolize/data_int.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int data_mod_phdrs(struct data_mod *m)
+{
+	int fd = open(m->path, O_RDONLY);
+	Elf *elf = NULL;
+	GElf_Ehdr eh;
+	size_t nph = 0, n = 0;
+
+	m->phdrs_done = 1;
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph) != 0 || !nph ||
+	    !(m->loads = calloc(nph, sizeof(*m->loads))))
+		goto out;
+	m->is_exec = eh.e_type == ET_EXEC;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_LOAD && ph.p_memsz)
+			m->loads[n++] = (struct data_load){ph.p_vaddr, ph.p_offset, ph.p_filesz,
+							   ph.p_memsz};
+		else if (ph.p_type == PT_INTERP)
+			m->is_exec = 1;
+		else if (ph.p_type == PT_TLS && ph.p_memsz) {
+			m->has_tls = 1;
+			m->tls_vaddr = ph.p_vaddr;
+			m->tls_memsz = ph.p_memsz;
+			m->tls_align = ph.p_align ? ph.p_align : 1;
+		}
+	}
+	m->nr_loads = n;
+	m->usable = n > 0;
+out:
+	elf_end(elf);
+	close(fd);
+	return m->usable ? 0 : -1;
+}
+
+static Elf_Scn *symtab_of(Elf *elf, Elf32_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while (elf && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type && sh.sh_entsize)
+			return scn;
+	return NULL;
+}
+
+static int cmp_sym(const void *x, const void *y)
+{
+	const struct data_sym *a = x, *b = y;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->size > b->size ? -1 : a->size < b->size;
+}
+
+static void push_sym(struct data_sym **v, size_t *n, size_t *cap, struct data_sym s)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		if (!(*v = realloc(*v, *cap * sizeof(**v))))
+			abort();
+	}
+	(*v)[(*n)++] = s;
+}
+
+/* STT_OBJECT and STT_TLS symbols: .symtab of the file, else of its debug file (a
+ * stripped file with a debuglink), else .dynsym (exported ones only). */
+void data_mod_syms(struct data_mod *m)
+{
+	Elf *elf = hm_ti_elf(m->ti), *dbg = hm_ti_debug_elf(m->ti);
+	Elf_Scn *scn = symtab_of(elf, SHT_SYMTAB);
+	size_t cap = 0, tcap = 0;
+	Elf_Data *data;
+	GElf_Shdr sh;
+
+	if (!scn && (scn = symtab_of(dbg, SHT_SYMTAB)))
+		elf = dbg;
+	if (!scn)
+		scn = symtab_of(elf, SHT_DYNSYM);
+	if (!scn || !gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
+		return;
+	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_OBJECT && type != STT_TLS) || !sym.st_size ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+		    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) || !*name)
+			continue;
+		if (type == STT_TLS)
+			push_sym(&m->tls_syms, &m->nr_tls_syms, &tcap,
+				 (struct data_sym){sym.st_value, sym.st_size, name});
+		else
+			push_sym(&m->syms, &m->nr_syms, &cap,
+				 (struct data_sym){sym.st_value, sym.st_size, name});
+	}
+	if (m->nr_syms)
+		qsort(m->syms, m->nr_syms, sizeof(*m->syms), cmp_sym);
+	if (m->nr_tls_syms)
+		qsort(m->tls_syms, m->nr_tls_syms, sizeof(*m->tls_syms), cmp_sym);
+}
+
+static const struct data_sym *sym_at(const struct data_sym *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0 && lo - i < 8; i--)
+		if (addr - v[i - 1].addr < v[i - 1].size)
+			return &v[i - 1];
+	return NULL;
+}
+
+/* A variable found by address: DWARF first (its type names the field), then the
+ * symbol table (name only, unless the layout knows a variable of that name and size). */
+static int name_var(struct data_mod *m, uint64_t va, int tls, uint64_t *start,
+		    const char **name, const struct hm_type **type)
+{
+	const struct hm_ti_static *s = m->ti ? hm_ti_static_at(m->ti, va, tls) : NULL;
+	const struct data_sym *sym;
+
+	if (s) {
+		*start = s->addr;
+		*name = s->name;
+		*type = s->type;
+		return 0;
+	}
+	sym = tls ? sym_at(m->tls_syms, m->nr_tls_syms, va) : sym_at(m->syms, m->nr_syms, va);
+	if (!sym)
+		return -1;
+	*start = sym->addr;
+	*name = sym->name;
+	*type = m->lay ? hm_layout_var_type(m->lay, sym->name) : NULL;
+	if (*type && (*type)->size != sym->size)
+		*type = NULL;	/* another variable of that name */
+	return 0;
+}
+
+static void fill(struct hm_data *d, struct data_mod *m, enum hm_method method, const char *name,
+		 const struct hm_type *type, uint64_t off, struct hm_data_obj *out)
+{
+	out->method = method;
+	out->object = data_intern(d, name);
+	out->type = type;
+	out->field = data_field(d, name, type, off);
+	out->offset = off;
+	out->module = m->path;
+	out->hint = type ? NULL : m->hint;
+}
+
+int data_global(struct hm_data *d, const struct data_image *img, uint64_t addr,
+		struct hm_data_obj *out)
+{
+	struct data_mod *m = img->mod;
+	uint64_t va = addr - img->bias, start;
+	const struct hm_type *type;
+	const char *name;
+
+	data_mod_open(d, m);
+	if (name_var(m, va, 0, &start, &name, &type) != 0)
+		return -1;
+	fill(d, m, HM_M_GLOBAL, name, type, va - start, out);
+	out->base = start + img->bias;
+	return 0;
+}
+
+/* x86-64 TLS variant II: the executable's block ends at the thread pointer, rounded
+ * so that its first byte keeps PT_TLS's alignment (glibc _dl_determine_tlsoffset). */
+static uint64_t tls_block_offset(const struct data_mod *m)
+{
+	uint64_t align = m->tls_align, first = (0 - m->tls_vaddr) & (align - 1);
+	uint64_t size = m->tls_memsz > first ? m->tls_memsz - first : 0;
+
+	return (size + align - 1) / align * align + first;
+}
+
+int data_tls(struct hm_data *d, struct data_mod *exe, int64_t tp_off, uint64_t addr,
+	     struct hm_data_obj *out)
+{
+	int64_t o;
+	uint64_t start;
+	const struct hm_type *type;
+	const char *name;
+
+	if (!exe->has_tls || (exe->tls_align & (exe->tls_align - 1)))
+		return -1;
+	o = tp_off + (int64_t)tls_block_offset(exe);
+	if (o < 0 || (uint64_t)o >= exe->tls_memsz)
+		return -1;	/* another module's static TLS: offsets known only at run time */
+	data_mod_open(d, exe);
+	if (name_var(exe, (uint64_t)o, 1, &start, &name, &type) != 0)
+		return -1;
+	fill(d, exe, HM_M_TLS, name, type, (uint64_t)o - start, out);
+	out->base = addr ? addr - out->offset : 0;
+	return 0;
+}

@@ -1,0 +1,154 @@
+/* Private to symbolize/data*.c and symbolize/typeinfer.c. */
+#ifndef HM_DATA_INT_H
+#define HM_DATA_INT_H
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "core/arena.h"
+#include "core/hash.h"
+#include "symbolize/data.h"
+#include "symbolize/typeinfer.h"
+
+/* ---- One ELF file's DWARF (data_dwarf.c, typeinfer.c) ---- */
+
+struct ti_sec {
+	uint64_t addr, size;
+	const uint8_t *bytes;
+};
+
+struct hm_ti {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Elf *elf;			/* the file */
+	Dwarf *dw;			/* NULL without DWARF */
+	Dwarf_Addr ebias;		/* dwfl address = file address + ebias */
+	Dwarf_Addr dwbias;		/* dwfl address = DWARF address + dwbias */
+	Dwarf_CFI *eh_cfi, *dbg_cfi;
+	Dwarf_Addr eh_cfi_bias, dbg_cfi_bias;
+	int cfi_done;
+	struct hm_layout *lay;
+	struct hm_arena arena;
+	struct hm_map64 types;		/* type DIE offset -> struct hm_type */
+	struct hm_map64 frames;		/* pc + 1 -> struct hm_ti_frame */
+	struct hm_map64 funcs;		/* function range start + 1 -> struct ti_code */
+	struct ti_fidx *fidx;		/* subprogram ranges, sorted (data_frame.c) */
+	size_t nr_fidx;
+	int fidx_done;
+	struct ti_sec *secs;
+	size_t nr_secs;
+	struct hm_ti_static *statics, *tls_statics;
+	size_t nr_statics, nr_tls_statics;
+	int statics_done;
+};
+
+void data_frame_free(struct hm_ti *ti);
+
+/* ---- Files a recording mapped (data.c, data_globals.c) ---- */
+
+struct data_load {
+	uint64_t vaddr, off, filesz, memsz;
+};
+
+struct data_sym {
+	uint64_t addr, size;		/* file address, or offset in PT_TLS for TLS */
+	const char *name;
+};
+
+struct data_mod {
+	const char *path;
+	int phdrs_done, usable;		/* program headers read; an ELF we can name from */
+	int opened;			/* DWARF, layout and symbols tried */
+	int is_exec;			/* PT_INTERP or ET_EXEC: owns the first TLS block */
+	struct data_load *loads;
+	size_t nr_loads;
+	int has_tls;
+	uint64_t tls_vaddr, tls_memsz, tls_align;
+	struct hm_ti *ti;		/* NULL if the file could not be opened */
+	struct hm_layout *lay;		/* NULL without DWARF */
+	const char *hint;		/* why names are missing, and the fix */
+	struct data_sym *syms, *tls_syms;	/* STT_OBJECT / STT_TLS, by address */
+	size_t nr_syms, nr_tls_syms;
+	struct hm_map64 insns;		/* file address + 1 -> struct hm_insn decoded there */
+	struct data_mod *next;
+};
+
+struct data_map {
+	uint64_t start, end, pgoff;
+	const char *name;
+	struct data_mod *mod;		/* NULL for [heap], [stack], //anon... */
+};
+
+/* Where a module is loaded in one process: runtime = file address + bias. */
+struct data_image {
+	uint64_t lo, hi;		/* runtime extent of its PT_LOADs */
+	uint64_t bias;
+	struct data_mod *mod;
+};
+
+struct data_proc {
+	uint32_t pid;
+	struct data_map *maps;		/* sorted, disjoint */
+	size_t nr_maps, cap_maps;
+	struct data_image *images;	/* sorted by lo; rebuilt when maps change */
+	size_t nr_images;
+	int dirty;
+};
+
+struct hm_data {
+	struct hm_arena arena;
+	struct hm_decoder *dec;
+	struct hm_hash mods;		/* path -> struct data_mod */
+	struct data_mod *mod_list;
+	struct hm_map64 procs;		/* pid + 1 -> struct data_proc */
+	struct data_proc **proc_list;
+	size_t nr_procs, cap_procs;
+	struct hm_hash strs;		/* interned result strings */
+	struct hm_map64 labels;		/* struct hm_type * -> its label */
+	struct hm_data_stats st;
+	struct hm_map64 unres_idx;	/* ip -> index + 1 in unres */
+	struct hm_data_unresolved *unres, *top;
+	size_t nr_unres, cap_unres;
+};
+
+/* data.c */
+struct data_proc *data_proc_get(struct hm_data *d, uint32_t pid, int create);
+const struct data_map *data_map_at(const struct data_proc *p, uint64_t addr);
+/* The module whose segments (file-backed, or .bss in anonymous pages) hold addr. */
+const struct data_image *data_image_at(struct data_proc *p, uint64_t addr);
+/* The process's executable (its TLS block ends at the thread pointer); code first. */
+const struct data_image *data_exec_image(struct data_proc *p, const struct data_image *code);
+const char *data_intern(struct hm_data *d, const char *s);
+/* Opens the module's DWARF, layout and symbols on first use. */
+void data_mod_open(struct hm_data *d, struct data_mod *m);
+/* The label of a type for object names: "struct item", "mbstate_t" (a typedef of an
+ * anonymous struct), "size_t", "char *". */
+const char *data_type_label(struct hm_data *d, const struct hm_type *t);
+/* The type's name without its tag: "item" for struct item, for field paths. */
+const char *data_bare_name(struct hm_data *d, const struct hm_type *t);
+/* "prefix" + the member path at offset in t ("prefix[3].count", "prefix.flags"). */
+const char *data_field(struct hm_data *d, const char *prefix, const struct hm_type *t,
+		       uint64_t offset);
+
+/* data_globals.c */
+int data_mod_phdrs(struct data_mod *m);
+void data_mod_syms(struct data_mod *m);
+/* Runtime addr in image img: global or static variable. */
+int data_global(struct hm_data *d, const struct data_image *img, uint64_t addr,
+		struct hm_data_obj *out);
+/* Offset tp_off from the thread pointer (fs base) in the executable exe. */
+int data_tls(struct hm_data *d, struct data_mod *exe, int64_t tp_off, uint64_t addr,
+	     struct hm_data_obj *out);
+
+/* data_stack.c */
+struct data_regs {
+	uint64_t mask;
+	const uint64_t *regs;
+};
+/* addr in the frame of the function at file address pc of img (sampled registers r). */
+int data_stack(struct hm_data *d, const struct data_image *img, uint64_t ip, uint64_t addr,
+	       const struct data_regs *r, struct hm_data_obj *out);
+/* DWARF register number -> enum hm_reg. */
+int data_dwarf_reg(uint64_t dwreg);
+
+#endif

@@ -1,0 +1,251 @@
+/* The order in which an address is named: a thread-local when the operand is
+ * fs-relative; a global or static when a module's segment holds the address; a variable
+ * of the sampled frame when it is on the stack; otherwise the type the dereferenced
+ * register points to (heap objects, and stack objects of callers). Plus --stats. */
+#include "symbolize/data_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STACK_RED_ZONE 128		/* x86-64 psABI: leaf functions use [rsp - 128, rsp) */
+#define STACK_GUESS (8ull << 20)	/* stack size assumed when no mapping holds rsp */
+
+const char *hm_data_method_name(enum hm_method m)
+{
+	static const char *const names[] = {
+		[HM_M_UNKNOWN] = "unknown", [HM_M_GLOBAL] = "global", [HM_M_TLS] = "tls",
+		[HM_M_STACK] = "stack", [HM_M_HEAP] = "heap", [HM_M_NOADDR] = "noaddr",
+	};
+
+	return (unsigned)m < HM_M__COUNT ? names[m] : "?";
+}
+
+static int reg_val(const struct data_regs *r, int reg, uint64_t *v)
+{
+	return r->regs ? hm_decode_reg(r->mask, r->regs, reg, v) : -1;
+}
+
+/* [rsp - red zone, end of the mapping holding rsp); without registers, the [stack]. */
+static int on_stack(struct data_proc *p, const struct data_regs *r, uint64_t addr)
+{
+	const struct data_map *m;
+	uint64_t sp, top;
+
+	if (!addr)
+		return 0;
+	if (reg_val(r, HM_REG_SP, &sp) != 0) {
+		m = data_map_at(p, addr);
+		return m && !strcmp(m->name, "[stack]");
+	}
+	if (addr + STACK_RED_ZONE < sp)
+		return 0;
+	m = data_map_at(p, sp);
+	top = m ? m->end : sp + STACK_GUESS;
+	return addr < top;
+}
+
+static int64_t wrap(int64_t off, uint64_t size)
+{
+	int64_t m = off % (int64_t)size;
+
+	return m < 0 ? m + (int64_t)size : m;
+}
+
+/* The object the base register points to, typed by the variable living in it. */
+static int heap(struct hm_data *d, const struct data_image *img, uint64_t ip,
+		const struct hm_memop *op, const struct data_regs *r, uint64_t addr,
+		int stack, struct hm_data_obj *out)
+{
+	struct data_mod *m = img->mod;
+	struct hm_ti_ptr p;
+	const struct hm_type *s;
+	uint64_t bv, iv;
+	int64_t rel, o;
+	int have_base, approx;
+
+	if (op->base < 0 || op->base == HM_REG_RIP || op->base == HM_REG_SP ||
+	    op->segment != HM_SEG_NONE)
+		return -1;
+	data_mod_open(d, m);
+	if (!m->ti || !hm_ti_has_dwarf(m->ti) ||
+	    hm_ti_reg_pointee(m->ti, d->dec, ip - img->bias, op->base, &p) != 0)
+		return -1;
+	s = hm_type_strip(p.pointee);
+	approx = p.approx;
+	have_base = reg_val(r, op->base, &bv) == 0;
+	if (addr && have_base) {
+		rel = (int64_t)(addr - bv);
+	} else {
+		rel = op->disp;
+		if (op->index != HM_REG_NONE && reg_val(r, op->index, &iv) == 0)
+			rel += (int64_t)(iv * (uint64_t)op->scale);
+		else if (op->index != HM_REG_NONE)
+			approx = 1;	/* some element of an array */
+	}
+	o = p.delta + rel;
+	if (approx || o < 0 || (uint64_t)o >= s->size)
+		o = wrap(o, s->size);
+	out->method = stack ? HM_M_STACK : HM_M_HEAP;
+	out->object = data_type_label(d, p.pointee);
+	out->type = s;
+	out->offset = (uint64_t)o;
+	if (addr)
+		out->base = addr - (uint64_t)o;
+	else if (have_base && !approx)
+		out->base = bv + (uint64_t)rel - (uint64_t)o;
+	out->field = data_field(d, data_bare_name(d, p.pointee), s, (uint64_t)o);
+	out->module = m->path;
+	return 0;
+}
+
+/* The instruction at ip, decoded from the mapped file (once per ip) if the caller had
+ * none: a PMU sample carries no code bytes. */
+static const struct hm_insn *insn_at(struct hm_data *d, const struct data_image *code,
+				     uint64_t ip)
+{
+	struct data_mod *m = code->mod;
+	struct hm_insn *in = hm_map64_get(&m->insns, ip - code->bias + 1), buf;
+	const uint8_t *bytes;
+	size_t avail;
+
+	if (in)
+		return in->len ? in : NULL;
+	data_mod_open(d, m);
+	bytes = m->ti ? hm_ti_bytes(m->ti, ip - code->bias, &avail) : NULL;
+	if (!bytes || hm_decode_insn(d->dec, bytes, avail < 16 ? avail : 16, ip, &buf) != 0)
+		memset(&buf, 0, sizeof(buf));	/* remembered as undecodable */
+	in = hm_arena_alloc(&d->arena, sizeof(*in));
+	*in = buf;
+	hm_map64_put(&m->insns, ip - code->bias + 1, in);
+	return in->len ? in : NULL;
+}
+
+/* The data operand: the caller's, else the first explicit load or store. */
+static const struct hm_memop *operand(struct hm_data *d, const struct hm_data_query *q,
+				      const struct data_image *code, const struct hm_insn **insn)
+{
+	const struct hm_memop *any = NULL;
+
+	*insn = q->insn;
+	if (!*insn && code && q->ip)
+		*insn = insn_at(d, code, q->ip);
+	if (q->op || !*insn)
+		return q->op;
+	for (uint32_t i = 0; i < (*insn)->nr_mem; i++) {
+		const struct hm_memop *m = &(*insn)->mem[i];
+
+		if (hm_access_is_data(m->access) && !m->implicit)
+			return m;
+		if (!any)
+			any = m;
+	}
+	return any;
+}
+
+static void count(struct hm_data *d, const struct hm_data_query *q,
+		  const struct data_image *code, const struct hm_data_obj *out)
+{
+	struct hm_data_unresolved *u;
+	size_t i;
+
+	d->st.total++;
+	d->st.by_method[out->method]++;
+	if (out->method != HM_M_UNKNOWN && out->method != HM_M_NOADDR)
+		return;
+	i = (size_t)(uintptr_t)hm_map64_get(&d->unres_idx, q->ip + 1);
+	if (!i) {
+		if (d->nr_unres == d->cap_unres) {
+			d->cap_unres = d->cap_unres ? d->cap_unres * 2 : 64;
+			if (!(d->unres = realloc(d->unres, d->cap_unres * sizeof(*d->unres))))
+				abort();
+		}
+		d->unres[d->nr_unres++] = (struct hm_data_unresolved){
+			q->ip, q->pid, out->method, code ? code->mod->path : NULL, 0};
+		i = d->nr_unres;
+		hm_map64_put(&d->unres_idx, q->ip + 1, (void *)(uintptr_t)i);
+	}
+	u = &d->unres[i - 1];
+	u->count++;
+}
+
+static void unknown(struct data_proc *p, const struct data_image *img,
+		    const struct data_image *code, uint64_t addr, int have_addr, int stack,
+		    struct hm_data_obj *out)
+{
+	const struct data_map *m = addr ? data_map_at(p, addr) : NULL;
+
+	out->method = have_addr ? HM_M_UNKNOWN : HM_M_NOADDR;
+	out->module = img ? img->mod->path : m ? m->name : stack ? "[stack]" : NULL;
+	if (img && img->mod->hint)
+		out->hint = img->mod->hint;
+	else if (code && code->mod->hint)
+		out->hint = code->mod->hint;
+}
+
+int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out)
+{
+	struct data_proc *p;
+	const struct data_image *code, *img = NULL, *exe;
+	const struct hm_insn *insn;
+	const struct hm_memop *op;
+	struct data_regs r;
+	uint64_t addr, ea;
+	int needs = 0, stack;
+
+	if (!d || !q || !out)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	p = data_proc_get(d, q->pid, 0);
+	code = data_image_at(p, q->ip);
+	op = operand(d, q, code, &insn);
+	r = (struct data_regs){q->regs ? q->regs_mask : 0, q->regs};
+	addr = q->addr;
+	if (op && insn && op->segment == HM_SEG_FS &&
+	    hm_decode_ea(insn, op, r.mask, r.regs, 0, 0, &ea, &needs) == 0 && needs &&
+	    (exe = data_exec_image(p, code)) &&
+	    data_tls(d, exe->mod, (int64_t)ea, addr, out) == 0)
+		goto done;
+	if (!addr && op && insn && op->segment == HM_SEG_NONE &&
+	    hm_decode_ea(insn, op, r.mask, r.regs, 0, 0, &ea, NULL) == 0)
+		addr = ea;
+	if (addr && (img = data_image_at(p, addr)) && data_global(d, img, addr, out) == 0)
+		goto done;
+	stack = on_stack(p, &r, addr);
+	if (stack && code && data_stack(d, code, q->ip, addr, &r, out) == 0)
+		goto done;
+	if (op && code && heap(d, code, q->ip, op, &r, addr, stack, out) == 0)
+		goto done;
+	memset(out, 0, sizeof(*out));
+	unknown(p, img, code, addr, addr || needs, stack, out);
+done:
+	count(d, q, code, out);
+	return 0;
+}
+
+static int cmp_unres(const void *x, const void *y)
+{
+	const struct hm_data_unresolved *a = x, *b = y;
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return a->ip < b->ip ? -1 : a->ip > b->ip;
+}
+
+void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out)
+{
+	size_t n = d->nr_unres < max_top ? d->nr_unres : max_top;
+
+	*out = d->st;
+	free(d->top);
+	d->top = NULL;
+	out->nr_top = 0;
+	out->top = NULL;
+	if (!n)
+		return;
+	if (!(d->top = malloc(d->nr_unres * sizeof(*d->top))))
+		abort();
+	memcpy(d->top, d->unres, d->nr_unres * sizeof(*d->top));
+	qsort(d->top, d->nr_unres, sizeof(*d->top), cmp_unres);
+	out->nr_top = n;
+	out->top = d->top;
+}

@@ -1,0 +1,462 @@
+/* Register -> type at a pc. A register's type is that of the pointer variable living in
+ * it there (the frame from data_frame.c); when none does, the function is decoded and
+ * walked back from pc through register copies, pointer steps (add/sub/lea) and pointer
+ * loads (mov reg, [typed + disp], a pointer kept in the frame) to a register that holds
+ * a typed variable. */
+#include "symbolize/data_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TI_MAX_STEPS 64		/* instructions walked back from the access */
+#define TI_MAX_CHAIN 3		/* pointer loads followed: a->b->c */
+#define TI_MAX_FUNC (1u << 16)	/* bytes of a function decoded */
+#define TI_NR_REGS (HM_REG_R15 + 1)
+
+struct ti_regres {
+	int8_t state;		/* 0 not asked, 1 typed, -1 not typed */
+	struct hm_ti_ptr p;
+};
+
+/* ---- The function's instructions, classified for the backward walk ---- */
+
+enum { K_OTHER, K_MOV, K_LOAD, K_STEP, K_LEA };
+
+struct ti_insn {
+	uint64_t addr, target;
+	int64_t imm;
+	uint32_t len, written;
+	int8_t kind, dst, src, idx;
+	uint8_t jump, uncond, call;
+};
+
+struct ti_code {
+	size_t n;
+	struct ti_insn *ins;
+};
+
+static int reg_named(const char *s, size_t len)
+{
+	for (int r = HM_REG_AX; r <= HM_REG_R15; r++) {
+		const char *name = hm_decode_reg_name(r);
+
+		if (strlen(name) == len && !strncmp(s, name, len) && r != HM_REG_FLAGS)
+			return r;
+	}
+	return HM_REG_NONE;
+}
+
+/* "[rdi + rsi*8 - 0x10]" as capstone prints it. */
+static int parse_mem(const char *s, int *base, int *idx, int64_t *disp)
+{
+	int sign = 1;
+
+	*base = *idx = HM_REG_NONE;
+	*disp = 0;
+	if (!(s = strchr(s, '[')))
+		return -1;
+	for (s++; *s && *s != ']';) {
+		char *end;
+		size_t len;
+		int r;
+
+		if (*s == ' ' || *s == '+' || *s == '-') {
+			sign = *s == '-' ? -1 : *s == '+' ? 1 : sign;
+			s++;
+			continue;
+		}
+		if (*s >= '0' && *s <= '9') {
+			*disp += sign * (int64_t)strtoull(s, &end, 0);
+			s = end;
+			continue;
+		}
+		len = strcspn(s, " *]+-");
+		if ((r = reg_named(s, len)) == HM_REG_NONE && strncmp(s, "rip", 3))
+			return -1;
+		s += len;
+		if (r == HM_REG_NONE)
+			r = HM_REG_RIP;
+		if (*s == '*') {
+			strtoul(s + 1, &end, 0);
+			s = end;
+			*idx = r;
+		} else if (*base == HM_REG_NONE) {
+			*base = r;
+		} else {
+			*idx = r;
+		}
+	}
+	return 0;
+}
+
+static void classify_insn(struct ti_insn *t, const struct hm_insn *in)
+{
+	size_t ml = strcspn(in->text, " ");
+	const char *ops = in->text[ml] ? in->text + ml + 1 : in->text + ml;
+	const char *second = strstr(ops, ", ");
+	const struct hm_memop *m = &in->mem[0];
+	int64_t v;
+	char *end;
+
+	t->addr = in->addr;
+	t->len = in->len;
+	t->written = in->regs_written;
+	t->jump = in->is_jump;
+	t->call = in->is_call;
+	t->target = in->target;
+	t->uncond = in->is_ret || (ml == 3 && !strncmp(in->text, "jmp", 3));
+	t->kind = K_OTHER;
+	t->dst = t->src = t->idx = HM_REG_NONE;
+	if (__builtin_popcount(in->regs_written) != 1)
+		return;
+	t->dst = (int8_t)__builtin_ctz(in->regs_written);
+	/* Only writes of the whole 64-bit register keep a pointer. */
+	if (strncmp(ops, hm_decode_reg_name(t->dst), strcspn(ops, ",")) ||
+	    strcspn(ops, ",") != strlen(hm_decode_reg_name(t->dst)))
+		return;
+	if (in->mov_src != HM_REG_NONE) {
+		t->kind = K_MOV;
+		t->src = (int8_t)in->mov_src;
+	} else if (ml == 3 && !strncmp(in->text, "mov", 3) && in->nr_mem == 1 &&
+		   m->access == HM_ACC_LOAD && m->size == 8 && m->segment == HM_SEG_NONE) {
+		t->kind = K_LOAD;
+		t->src = (int8_t)m->base;
+		t->idx = (int8_t)m->index;
+		t->imm = m->disp;
+	} else if (ml == 3 && (!strncmp(in->text, "add", 3) || !strncmp(in->text, "sub", 3)) &&
+		   !in->nr_mem && second && (v = (int64_t)strtoll(second + 2, &end, 0), !*end)) {
+		t->kind = K_STEP;
+		t->imm = in->text[0] == 's' ? -v : v;
+	} else if (ml == 3 && (!strncmp(in->text, "inc", 3) || !strncmp(in->text, "dec", 3)) &&
+		   !in->nr_mem) {
+		t->kind = K_STEP;
+		t->imm = in->text[0] == 'd' ? -1 : 1;
+	} else if (ml == 3 && !strncmp(in->text, "lea", 3)) {
+		int base, idx;
+
+		if (parse_mem(ops, &base, &idx, &v) == 0 && base != HM_REG_NONE) {
+			t->kind = K_LEA;
+			t->src = (int8_t)base;
+			t->idx = (int8_t)idx;
+			t->imm = v;
+		}
+	}
+}
+
+static struct ti_code *func_code(struct hm_ti *ti, struct hm_decoder *dec,
+				 const struct hm_ti_frame *f)
+{
+	struct ti_code *c = hm_map64_get(&ti->funcs, f->lo + 1);
+	const uint8_t *bytes;
+	size_t avail, len, off = 0, cap = 0;
+	struct ti_insn *tmp = NULL;
+
+	if (c)
+		return c;
+	c = hm_arena_alloc(&ti->arena, sizeof(*c));
+	hm_map64_put(&ti->funcs, f->lo + 1, c);
+	if (!(bytes = hm_ti_bytes(ti, f->lo, &avail)))
+		return c;
+	len = f->hi - f->lo < avail ? (size_t)(f->hi - f->lo) : avail;
+	if (len > TI_MAX_FUNC)
+		len = TI_MAX_FUNC;
+	while (off < len) {
+		struct hm_insn in;
+
+		if (hm_decode_insn(dec, bytes + off, len - off, f->lo + off, &in) != 0)
+			break;
+		if (c->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if (!(tmp = realloc(tmp, cap * sizeof(*tmp))))
+				abort();
+		}
+		classify_insn(&tmp[c->n++], &in);
+		off += in.len;
+	}
+	if (c->n) {
+		c->ins = hm_arena_alloc(&ti->arena, c->n * sizeof(*c->ins));
+		memcpy(c->ins, tmp, c->n * sizeof(*c->ins));
+	}
+	free(tmp);
+	return c;
+}
+
+static size_t insn_index(const struct ti_code *c, uint64_t pc)
+{
+	size_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->ins[mid].addr == pc)
+			return mid;
+		if (c->ins[mid].addr < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (size_t)-1;
+}
+
+static int caller_saved(int reg)
+{
+	return reg == HM_REG_AX || reg == HM_REG_CX || reg == HM_REG_DX || reg == HM_REG_SI ||
+	       reg == HM_REG_DI || (reg >= HM_REG_R8 && reg <= HM_REG_R11);
+}
+
+/* ins[i] is a jump target: every loop back to it may only step reg (p += k), so reg
+ * keeps its type around the loop. Returns -1 if some path rewrites it, 1 if ins[i] is
+ * a target, 0 if not. */
+static int merge_ok(const struct ti_code *c, size_t i, int reg)
+{
+	int target = 0;
+
+	for (size_t j = 0; j < c->n; j++) {
+		if (!c->ins[j].jump || c->ins[j].target != c->ins[i].addr)
+			continue;
+		target = 1;
+		for (size_t k = i; j >= i && k <= j; k++) {
+			const struct ti_insn *t = &c->ins[k];
+
+			if (t->call && caller_saved(reg))
+				return -1;
+			if ((t->written & (1u << reg)) &&
+			    !(t->dst == reg && (t->kind == K_STEP ||
+						(t->kind == K_LEA && t->src == reg))))
+				return -1;
+		}
+	}
+	return target;
+}
+
+/* The type a pointer-typed t points to, kept unstripped (a typedef names an anonymous
+ * struct); NULL for void, char and functions: those name nothing. */
+static const struct hm_type *pointee(const struct hm_type *t)
+{
+	const struct hm_type *s;
+
+	t = hm_type_strip(t);
+	if (!t || t->kind != HM_T_PTR || !t->ref)
+		return NULL;
+	s = hm_type_strip(t->ref);
+	if (!s || !s->size || s->kind == HM_T_VOID || s->kind == HM_T_FUNC ||
+	    s->kind == HM_T_FWD || (s->kind == HM_T_BASE && s->size == 1))
+		return NULL;
+	return t->ref;
+}
+
+static int var_in_reg(struct hm_ti *ti, uint64_t pc, int reg, struct hm_ti_ptr *out)
+{
+	const struct hm_ti_frame *f = hm_ti_frame_at(ti, pc);
+
+	for (uint32_t i = 0; i < f->nr_vars; i++) {
+		const struct hm_ti_var *v = &f->vars[i];
+		const struct hm_type *p;
+
+		if ((v->loc != HM_TI_LOC_REG && v->loc != HM_TI_LOC_VALUE) || v->reg != reg ||
+		    !(p = pointee(v->type)))
+			continue;
+		out->pointee = p;
+		out->delta = v->loc == HM_TI_LOC_VALUE ? -v->off : 0;
+		out->approx = 0;
+		out->var = v->name;
+		return 1;
+	}
+	return 0;
+}
+
+static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg, int depth,
+		 struct hm_ti_ptr *out);
+
+static int64_t wrap(int64_t off, uint64_t size)
+{
+	int64_t m = off % (int64_t)size;
+
+	return m < 0 ? m + (int64_t)size : m;
+}
+
+/* The pointer type of what sits at [base + imm] when base (rsp, rbp) addresses the
+ * frame: a pointer variable kept in memory (-O0, volatile, spilled). */
+static const struct hm_type *frame_slot(struct hm_ti *ti, uint64_t pc, int base, int64_t imm,
+					const char **name)
+{
+	const struct hm_ti_frame *f = hm_ti_frame_at(ti, pc);
+
+	for (uint32_t i = 0; i < f->nr_vars; i++) {
+		const struct hm_ti_var *v = &f->vars[i];
+		const struct hm_type *leaf;
+		uint64_t within;
+		int64_t start;
+		char path[256];
+
+		if (v->loc == HM_TI_LOC_FBREG && f->fb == HM_TI_FB_CFA && f->cfa_reg == base)
+			start = f->cfa_off + v->off;
+		else if (v->loc == HM_TI_LOC_FBREG && f->fb == HM_TI_FB_REG && f->fb_reg == base)
+			start = f->fb_off + v->off;
+		else if (v->loc == HM_TI_LOC_MEM && v->reg == base)
+			start = v->off;
+		else
+			continue;
+		if (imm < start || (uint64_t)(imm - start) >= v->size || !v->type)
+			continue;
+		*name = v->name;
+		if (imm == start && pointee(v->type))
+			return v->type;
+		leaf = hm_layout_field_at(v->type, (uint64_t)(imm - start), path, sizeof(path),
+					  &within);
+		return leaf && !within && pointee(leaf) ? leaf : NULL;
+	}
+	return NULL;
+}
+
+/* reg = *(src + imm): a pointer variable in the frame, the pointer member of a typed
+ * object, or a global pointer. */
+static int load_pointee(struct hm_ti *ti, struct hm_decoder *dec, const struct ti_insn *p,
+			int depth, struct hm_ti_ptr *out)
+{
+	const struct hm_type *holder, *leaf, *pt;
+	struct hm_ti_ptr bp;
+	uint64_t off, within;
+	char path[256];
+
+	if (depth >= TI_MAX_CHAIN)
+		return -1;
+	if ((p->src == HM_REG_SP || p->src == HM_REG_BP) && p->idx == HM_REG_NONE &&
+	    (leaf = frame_slot(ti, p->addr, p->src, p->imm, &bp.var))) {
+		out->pointee = pointee(leaf);
+		out->delta = 0;
+		out->approx = 0;
+		out->var = bp.var;
+		return 0;
+	}
+	if (p->src == HM_REG_RIP && p->idx == HM_REG_NONE) {
+		uint64_t at = p->addr + p->len + (uint64_t)p->imm;
+		const struct hm_ti_static *s = hm_ti_static_at(ti, at, 0);
+
+		if (!s || !s->type)
+			return -1;
+		holder = s->type;
+		off = at - s->addr;
+		bp.var = s->name;
+	} else if (p->src >= 0 && p->src != HM_REG_RIP) {
+		int64_t o;
+		uint64_t size;
+
+		if (track(ti, dec, p->addr, p->src, depth + 1, &bp) != 0)
+			return -1;
+		holder = bp.pointee;
+		size = hm_type_strip(holder)->size;
+		o = bp.delta + p->imm;
+		if (bp.approx || p->idx != HM_REG_NONE || o < 0 || (uint64_t)o >= size)
+			o = wrap(o, size);
+		off = (uint64_t)o;
+	} else {
+		return -1;
+	}
+	leaf = hm_layout_field_at(holder, off, path, sizeof(path), &within);
+	if (!leaf || within || !(pt = pointee(leaf)))
+		return -1;
+	out->pointee = pt;
+	out->delta = 0;
+	out->approx = 0;
+	out->var = hm_arena_printf(&ti->arena, "%s->%s", bp.var ? bp.var : "?", path);
+	return 0;
+}
+
+/* The walk's state: *reg at the current instruction = the object start + delta. */
+struct walk {
+	int reg, approx;
+	int64_t delta;
+};
+
+/* Undoes p, which writes w->reg: 0 to go on walking, 1 when p loads the pointer (the
+ * caller types the load), -1 when p computes something this cannot follow. */
+static int undo(const struct ti_insn *p, struct walk *w)
+{
+	if (p->dst != w->reg)
+		return -1;
+	switch (p->kind) {
+	case K_MOV:
+		w->reg = p->src;
+		break;
+	case K_STEP:
+		w->delta += p->imm;
+		break;
+	case K_LEA:
+		w->approx |= p->idx != HM_REG_NONE;
+		w->delta += p->imm;
+		w->reg = p->src;
+		break;
+	case K_LOAD:
+		return 1;
+	default:
+		return -1;
+	}
+	return w->reg < 0 || w->reg == HM_REG_SP || w->reg == HM_REG_RIP ? -1 : 0;
+}
+
+static int found(struct hm_ti_ptr *out, const struct walk *w)
+{
+	out->delta += w->delta;
+	out->approx |= (uint8_t)w->approx;
+	return 0;
+}
+
+static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg, int depth,
+		 struct hm_ti_ptr *out)
+{
+	const struct hm_ti_frame *f = hm_ti_frame_at(ti, pc);
+	struct walk w = {reg, 0, 0};
+	struct ti_code *c;
+	size_t i;
+
+	if (reg < 0 || reg >= TI_NR_REGS || reg == HM_REG_SP || reg == HM_REG_IP ||
+	    reg == HM_REG_FLAGS)
+		return -1;
+	if (var_in_reg(ti, pc, reg, out))
+		return 0;
+	if (!f->func || !(c = func_code(ti, dec, f)) || (i = insn_index(c, pc)) == (size_t)-1)
+		return -1;
+	for (int steps = 0; i > 0 && steps < TI_MAX_STEPS; steps++) {
+		const struct ti_insn *p = &c->ins[i - 1];
+		int m;
+
+		if (p->uncond)
+			return -1;	/* ins[i] is reached only by jumps */
+		if ((m = merge_ok(c, i, w.reg)) < 0)
+			return -1;
+		w.approx |= m;
+		if (p->call && caller_saved(w.reg))
+			return -1;
+		if ((p->written & (1u << w.reg)) && (m = undo(p, &w)) != 0) {
+			if (m < 0 || load_pointee(ti, dec, p, depth, out) != 0)
+				return -1;
+			return found(out, &w);
+		}
+		i--;
+		if (var_in_reg(ti, c->ins[i].addr, w.reg, out))
+			return found(out, &w);
+	}
+	return -1;
+}
+
+int hm_ti_reg_pointee(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg,
+		      struct hm_ti_ptr *out)
+{
+	const struct hm_ti_frame *f;
+	struct ti_regres *r;
+
+	if (reg < 0 || reg >= TI_NR_REGS)
+		return -1;
+	f = hm_ti_frame_at(ti, pc);
+	if (!f->priv)	/* a cache fill on the frame */
+		((struct hm_ti_frame *)f)->priv =
+			hm_arena_alloc(&ti->arena, TI_NR_REGS * sizeof(struct ti_regres));
+	r = &((struct ti_regres *)f->priv)[reg];
+	if (!r->state)
+		r->state = track(ti, dec, pc, reg, 0, &r->p) == 0 ? 1 : -1;
+	if (r->state < 0)
+		return -1;
+	*out = r->p;
+	return 0;
+}

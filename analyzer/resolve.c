@@ -4,10 +4,12 @@
  * traps after the instruction, which must be found by decoding. */
 #include "analyzer/resolve.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/hash.h"
 #include "symbolize/code.h"
 #include "symbolize/data.h"
 #include "symbolize/decode.h"
@@ -20,6 +22,8 @@ struct hm_resolver {
 	struct hm_data *data;
 	struct hm_resolve_stats st;
 	uint8_t *fbuf;
+	struct hm_arena names;		/* "type.member" field names, interned */
+	struct hm_hash by_name;
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
@@ -33,6 +37,8 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 		free(r);
 		return hm_err_set(err, HM_EXIT_ENV, "out of memory");
 	}
+	hm_arena_init(&r->names);
+	hm_hash_init(&r->by_name);
 	co.vmlinux = o->vmlinux;
 	co.sysroot = o->sysroot;
 	co.buildid_dir = o->buildid_dir;
@@ -57,6 +63,8 @@ void hm_resolver_close(struct hm_resolver *r)
 	if (r->data)
 		hm_data_close(r->data);
 	free(r->fbuf);
+	hm_hash_free(&r->by_name);
+	hm_arena_free(&r->names);
 	free(r);
 }
 
@@ -122,6 +130,40 @@ static int decode_at(struct hm_resolver *r, const struct hm_sample *s, struct hm
 	return hm_decode_insn(r->dec, buf, n, s->ip, in) == 0 ? 0 : -1;
 }
 
+/* Decodes the instruction that ends at a->s.ip into in; 0 on success. */
+static int insn_before(struct hm_resolver *r, const struct hm_access *a, struct hm_insn *in)
+{
+	struct hm_code_loc loc;
+	size_t len, n;
+
+	if (hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc) || !loc.func_start ||
+	    a->s.ip <= loc.func_start || a->s.ip - loc.func_start > MAX_FUNC_BYTES - 16)
+		return -1;
+	len = (size_t)(a->s.ip - loc.func_start);
+	n = hm_code_read(r->code, a->s.pid, loc.func_start, a->s.kernel, r->fbuf, len);
+	return n < len || hm_decode_prev(r->dec, r->fbuf, n, loc.func_start, a->s.ip, in) ? -1 : 0;
+}
+
+/* A timer interrupt is taken once the stalled instruction retires, so its sample names
+ * the next one (skid: in a loop of load, add, store the load's successor collects most
+ * samples). When the instruction at ip touches no memory, the access is the previous
+ * instruction's, whose address registers still hold their values unless it wrote them. */
+static const struct hm_memop *skid_operand(struct hm_resolver *r, struct hm_access *a,
+					   struct hm_insn *in)
+{
+	struct hm_insn prev;
+	const struct hm_memop *op;
+
+	if (insn_before(r, a, &prev) || !(op = data_operand(&prev)) ||
+	    (op->base >= 0 && (prev.regs_written >> op->base & 1)) ||
+	    (op->index >= 0 && (prev.regs_written >> op->index & 1)))
+		return NULL;
+	*in = prev;
+	r->st.skid++;
+	a->s.ip = prev.addr;
+	return data_operand(in);
+}
+
 /* Timer: the instruction at ip has not run; its inputs are the sampled registers. */
 static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_event *ev,
 					 struct hm_access *a, struct hm_insn *in)
@@ -134,7 +176,7 @@ static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_
 
 	if (decode_at(r, &a->s, in))
 		return NULL;
-	if (!(op = data_operand(in))) {
+	if (!(op = data_operand(in)) && !(op = skid_operand(r, a, in))) {
 		r->st.not_memory++;
 		return NULL;
 	}
@@ -152,18 +194,9 @@ static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_
 static const struct hm_memop *watch_site(struct hm_resolver *r, struct hm_access *a,
 					 struct hm_insn *in)
 {
-	struct hm_code_loc loc;
 	const struct hm_memop *op;
-	size_t len, n;
 
-	if (hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc) || !loc.func_start ||
-	    a->s.ip <= loc.func_start || a->s.ip - loc.func_start > MAX_FUNC_BYTES - 16) {
-		r->st.watch_no_insn++;
-		return NULL;
-	}
-	len = (size_t)(a->s.ip - loc.func_start);
-	n = hm_code_read(r->code, a->s.pid, loc.func_start, a->s.kernel, r->fbuf, len);
-	if (n < len || hm_decode_prev(r->dec, r->fbuf, n, loc.func_start, a->s.ip, in)) {
+	if (insn_before(r, a, in)) {
 		r->st.watch_no_insn++;
 		return NULL;
 	}
@@ -182,6 +215,37 @@ static void code_site(struct hm_resolver *r, struct hm_access *a)
 		a->file = loc.file;
 		a->line = loc.line;
 	}
+}
+
+/* A variable's member path ("stats.ops", "results[1].sum") as the report names fields:
+ * by the struct type ("worker_stats.ops", "per_thread.sum"), so that builds, runs and
+ * variables of one type compare. Heap objects are named by type already. */
+static const char *type_field(struct hm_resolver *r, const struct hm_access *a)
+{
+	const struct hm_type *t = hm_type_strip(a->type);
+	const char *rest = a->field;
+	size_t n = a->object ? strlen(a->object) : 0;
+	char buf[1024];
+	const char *name;
+
+	if (!rest || !n || strncmp(rest, a->object, n))
+		return a->field;
+	rest += n;
+	while (t && t->kind == HM_T_ARRAY && *rest == '[') {
+		rest = strchr(rest, ']');
+		if (!rest)
+			return a->field;
+		rest++;
+		t = hm_type_strip(t->ref);
+	}
+	if (!t || !hm_type_is_aggregate(t) || !t->name || *rest != '.')
+		return a->field;
+	snprintf(buf, sizeof(buf), "%s%s", t->name, rest);
+	if ((name = hm_hash_get(&r->by_name, buf)))
+		return name;
+	name = hm_arena_strdup(&r->names, buf);
+	hm_hash_put(&r->by_name, name, (void *)name);
+	return name;
 }
 
 static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, struct hm_access *a,
@@ -203,6 +267,8 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 	a->obj_base = obj.base;
 	a->field = obj.field;
 	a->field_off = obj.offset;
+	if (obj.method == HM_M_GLOBAL || obj.method == HM_M_TLS || obj.method == HM_M_STACK)
+		a->field = type_field(r, a);
 	if (!a->s.addr && obj.base)
 		a->s.addr = obj.base + obj.offset;
 }

@@ -20,7 +20,8 @@ struct hm_resolve_opts {
 struct hm_resolve_stats {
 	uint64_t samples, by_source[3];
 	uint64_t no_code;		/* the instruction's bytes could not be read */
-	uint64_t not_memory;		/* the instruction does not access memory */
+	uint64_t not_memory;		/* neither it nor the one before accesses memory */
+	uint64_t skid;			/* timer: the access was the instruction before ip */
 	uint64_t no_regs;		/* a register the address needs was not sampled */
 	uint64_t watch_no_insn;		/* no instruction ends at a watchpoint's trap ip */
 };

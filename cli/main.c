@@ -13,6 +13,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"record", cmd_record, "sample memory accesses of a workload into perf.data"},
+	{"report", cmd_report, "contended cache lines per field, false/true sharing, splits, heat maps"},
 	{"layout", cmd_layout, "struct layouts from DWARF or BTF, pahole-style, with cache lines"},
 	{"script", cmd_script, "dump the samples of a perf.data file, like perf script"},
 	{"check", cmd_check, "what can be collected on this machine, and why not"},

@@ -3,7 +3,10 @@
  * Build with -DPADDED to give each thread's counters their own 64-byte line.
  *
  * usage: false_sharing [ITERATIONS]   (default 200000000) */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -46,6 +49,20 @@ static void *count_errors(void *arg)
 	return NULL;
 }
 
+/* Each worker on its own CPU (when there are two), so that the line really moves between
+ * caches even on a busy machine. */
+static void pin(pthread_t t, int i)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (n < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(i % n, &set);
+	pthread_setaffinity_np(t, sizeof(set), &set);
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t a, b;
@@ -54,6 +71,8 @@ int main(int argc, char **argv)
 		iterations = strtoul(argv[1], NULL, 0);
 	pthread_create(&a, NULL, count_ops, NULL);
 	pthread_create(&b, NULL, count_errors, NULL);
+	pin(a, 0);
+	pin(b, 1);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
 	printf("ops=%lu errors=%lu bytes=%lu flags=%u\n", stats.ops, stats.errors, stats.bytes,

@@ -1,0 +1,203 @@
+/* The report's aggregation: accesses grouped per cache line and per (offset, size) inside
+ * it (lines.c, lines_fill.c), each line's interleavings, sharing verdict, field pairs and
+ * fix (sharing.c), and the accesses that cross a line or page boundary (splits.c). Pure
+ * functions of an array of struct hm_access; every result lives in the caller's arena.
+ * docs/report.md has the rules. */
+#ifndef HM_LINES_H
+#define HM_LINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyzer/access.h"
+#include "analyzer/c2c.h"
+#include "core/arena.h"
+#include "core/err.h"
+
+#define HM_LINES_TOP_SITES 5		/* code sites kept per field row */
+#define HM_LINES_MAX_PAIRS 8		/* field pairs kept per shared line */
+#define HM_LINES_KERNEL_PID UINT32_MAX	/* address space of kernel-half addresses */
+#define HM_LINES_WINDOW_NS 100000	/* default timer conflict window: 100 us */
+
+/* A thread or a CPU and what it did. */
+struct hm_count {
+	uint32_t id;			/* tid or cpu */
+	uint32_t pid;			/* threads: the process; CPUs: 0 */
+	uint64_t records, loads, stores;
+	uint64_t locked;		/* atomic accesses: they write, whatever their op */
+};
+
+/* A code site: function file:line when symbolized, else the ip alone. */
+struct hm_site {
+	const char *func, *file;	/* NULL when unknown */
+	int line;
+	uint64_t ip;			/* the first ip seen at this site */
+	uint64_t count;
+};
+
+enum hm_verdict {
+	HM_V_PRIVATE,			/* one thread, or all threads on one CPU (when
+					 * the recording has CPUs: hm_lines.cpus_known) */
+	HM_V_READ_ONLY,			/* several threads, no stores */
+	HM_V_FALSE_SHARING,		/* different threads, disjoint bytes, one writes */
+	HM_V_TRUE_SHARING,		/* different threads, overlapping bytes, one writes */
+};
+
+/* One row of a line: the accesses with the same offset and size. */
+struct hm_lfield {
+	uint32_t offset;		/* first byte, from the start of the line */
+	uint32_t size;			/* bytes per access, 0 if unknown */
+	const char *field;		/* member path, else "object+0x18", else "+0x18" */
+	const char *object;		/* NULL if unknown */
+	const struct hm_type *type;	/* the object's type when known */
+	uint64_t obj_base;		/* runtime address of the object, 0 if unknown */
+	uint64_t field_off;		/* offset inside the object (valid with obj_base) */
+	int named;			/* field came from symbolization */
+	uint64_t records, loads, stores, locked;
+	uint64_t conflicts;		/* timer conflicts this row took part in (either side) */
+	uint64_t transfers;		/* watch transfers to this row's access */
+	uint64_t contention;		/* HITM loads, transfers or conflicts (as the line) */
+	struct hm_c2c_stats *c2c;	/* its PMU samples; NULL when none */
+	struct hm_count *threads;	/* by records, then pid and tid */
+	uint32_t nr_threads;
+	struct hm_count *cpus;
+	uint32_t nr_cpus;
+	struct hm_site *sites;		/* the top HM_LINES_TOP_SITES by count */
+	uint32_t nr_sites, nr_sites_all;
+};
+
+/* Two rows touched by different threads, at least one of them writing. */
+struct hm_pair {
+	uint32_t a, b;			/* row indexes; a == b for one row shared by threads */
+	enum hm_verdict kind;		/* HM_V_FALSE_SHARING or HM_V_TRUE_SHARING */
+	uint32_t tid_a, tid_b;		/* the top thread on each side, tid_a != tid_b */
+	uint64_t events;		/* conflicts or transfers between these rows */
+	uint64_t weight;		/* ranking: min of the two rows' records */
+};
+
+/* Timer conflicts plus watch transfers between two rows (a <= b), for the pairs. */
+struct hm_rowpair {
+	uint32_t a, b;
+	uint64_t n;
+};
+
+struct hm_lat {
+	uint64_t n, sum;		/* PMU loads served at a level, their latency sum */
+};
+
+struct hm_line {
+	uint64_t addr;			/* first byte of the line */
+	uint32_t pid;			/* address space; HM_LINES_KERNEL_PID for kernel */
+	const char *object;		/* objects on the line, most accessed first */
+	uint64_t records, loads, stores, locked;
+	uint64_t conflicts;		/* timer estimate (docs/report.md) */
+	uint64_t transfers;		/* watch: exact ownership transfers */
+	uint64_t contention;		/* the sort key: HITM, transfers or conflicts */
+	struct hm_c2c_stats *c2c;	/* its PMU samples; NULL when none */
+	struct hm_lat *lat;		/* HM_LVL__COUNT entries; NULL without PMU samples */
+	struct hm_count *threads;
+	uint32_t nr_threads;
+	struct hm_count *cpus;
+	uint32_t nr_cpus;
+	struct hm_lfield *fields;	/* by offset, then size */
+	uint32_t nr_fields;
+	struct hm_rowpair *inter;	/* by a, then b */
+	uint32_t nr_inter;
+	/* sharing.c */
+	enum hm_verdict verdict;
+	struct hm_pair *pairs;		/* heaviest first */
+	uint32_t nr_pairs;
+	const char *fix;		/* one sentence; NULL for private and read-only */
+};
+
+struct hm_lines {
+	struct hm_line *lines;		/* by contention, then records, then address */
+	size_t nr;
+	uint32_t line_size;
+	uint64_t window_ns;
+	enum hm_source source;		/* whose measure is `contention` */
+	uint64_t total, with_addr, resolved;
+	int cpus_known;			/* samples name more than one CPU; 0 for recordings
+					 * without PERF_SAMPLE_CPU, where every cpu reads 0 */
+	uint64_t by_source[3];		/* accesses per enum hm_source */
+	uint64_t by_method[HM_M__COUNT];
+	struct hm_c2c_stats c2c;	/* every PMU access: perf c2c's Trace Event Information */
+	struct hm_count *threads;	/* every access, by records */
+	size_t nr_threads;
+};
+
+/* Groups accesses by cache line (line_size 64 or 128; window_ns 0 takes
+ * HM_LINES_WINDOW_NS), fills each line's rows and measures, classifies each line
+ * (hm_sharing_classify) and sorts. The contention measure is that of the source with the
+ * most accesses (ties: pmu, watch, timer). Accesses with no address are counted, not
+ * placed. */
+int hm_lines_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
+		   uint32_t line_size, uint64_t window_ns, struct hm_lines *out,
+		   struct hm_err *err);
+/* Re-ranks by another source's measure (a recording with timer and watch samples). */
+void hm_lines_set_source(struct hm_lines *l, enum hm_source src);
+/* A store, or an atomic read-modify-write (which takes the line exclusively even when
+ * decoded as a load). */
+int hm_lines_writes(const struct hm_access *x);
+
+const char *hm_verdict_name(enum hm_verdict v);	/* the JSON strings */
+const char *hm_source_name(enum hm_source s);	/* "pmu", "timer", "watch" */
+/* "HITM", "transfers" or "conflicts". */
+const char *hm_contention_name(enum hm_source s);
+
+/* One access as hm_lines_build() keeps it while filling its line: copied once into line
+ * order so that every pass over a line reads memory in sequence. */
+struct hm_lrec {
+	uint64_t time, ip;
+	uint32_t idx;			/* in the input array */
+	uint32_t pid, tid, cpu;
+	uint16_t size;			/* bytes, 0 if unknown */
+	uint16_t off;			/* first byte, from the start of the line */
+	uint8_t op;			/* enum hm_op */
+	uint8_t source;			/* enum hm_source */
+	uint8_t locked;			/* atomic */
+	uint8_t writes;			/* hm_lines_writes() */
+};
+
+/* sharing.c: timer conflicts and watch transfers of one line (docs/report.md): r[] holds
+ * its m accesses in time order, rows[] their rows in ln->fields; fills conflicts and
+ * transfers of the line and its rows, and ln->inter. scratch holds m entries. Called by
+ * hm_lines_build. */
+void hm_sharing_interleave(struct hm_arena *a, struct hm_line *ln, const struct hm_lrec *r,
+			   const uint32_t *rows, size_t m, uint64_t window_ns,
+			   struct hm_rowpair *scratch);
+/* sharing.c: sets verdict, pairs and fix of every line. Called by hm_lines_build. */
+void hm_sharing_classify(struct hm_arena *a, struct hm_lines *l);
+/* cpus_known 0: the one-CPU rule for private lines is not applied. */
+void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
+		     int cpus_known);
+
+/* splits.c */
+struct hm_split {
+	const char *field;		/* as in rows: member path or "+0x3e" */
+	const char *object;
+	const char *func, *file;
+	int line;
+	uint64_t ip;
+	uint64_t addr;			/* the first access seen */
+	uint32_t size;			/* its size */
+	uint32_t line_offset;		/* its first byte's offset in its line */
+	uint64_t count;			/* accesses crossing a line boundary */
+	uint64_t page_splits;		/* of those, crossing a 4 KiB page boundary */
+	uint64_t loads, stores;
+};
+
+struct hm_splits {
+	struct hm_split *s;		/* by count, then page splits, then field */
+	size_t nr;
+	uint32_t line_size;
+	uint64_t sized;			/* accesses with an address and a known size */
+	uint64_t line_splits, page_splits;
+};
+
+/* Groups the accesses whose [addr, addr+size) crosses a line_size boundary by field and
+ * code site. Accesses of unknown size (0) cannot split and are not counted. */
+int hm_splits_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
+		    uint32_t line_size, struct hm_splits *out, struct hm_err *err);
+
+#endif

@@ -1,0 +1,54 @@
+/* What lines.c and lines_fill.c share: the build context and a counting table. Not an
+ * API: nothing outside analyzer/lines*.c includes this. */
+#ifndef HM_LINES_INT_H
+#define HM_LINES_INT_H
+
+#include "analyzer/lines.h"
+
+/* A counting-table entry: kind and row in k1, the id (tid, cpu, ip, row key) in k2. */
+struct cent {
+	uint64_t k1, k2;
+	uint32_t used, aux;		/* aux: a row's or line's number */
+	uint64_t records, loads, stores, locked;
+	const struct hm_access *x;	/* the first access (a named one, for rows) */
+};
+
+struct ctab {
+	struct cent *e;
+	uint32_t *slots;		/* slots in use, to clear and walk them */
+	size_t cap, len;
+};
+
+enum { K_ROW, K_THREAD, K_CPU, K_SITE, K_LTHREAD, K_LCPU };
+
+struct ctx {
+	struct hm_arena *a;
+	const struct hm_access *acc;
+	uint32_t line_size;
+	uint64_t window_ns;
+	struct ctab t;
+	struct hm_lrec *recs;		/* every placed access, bucketed by line */
+	uint32_t *start, *fill;		/* line l: recs[start[l] .. start[l + 1]) */
+	uint32_t *fidx;			/* row of each access of the current line */
+	uint32_t *remap;		/* row number in first-seen order -> by offset */
+	struct hm_rowpair *ev;		/* scratch for hm_sharing_interleave */
+	struct cent *ents;		/* scratch: table entries of one line */
+	size_t cap_ents;
+	struct hm_site *sites;		/* scratch: every site of one row */
+	size_t cap_sites;
+};
+
+struct cent *hm_lines_ctab_get(struct ctab *t, uint64_t k1, uint64_t k2,
+			       const struct hm_access *x);
+void hm_lines_ctab_clear(struct ctab *t);
+int hm_lines_locked(const struct hm_access *x);
+uint32_t hm_lines_space(const struct hm_access *x);
+/* The table's entries into c->ents, by kind and row, then busiest first; how many. */
+size_t hm_lines_snapshot(struct ctx *c);
+struct hm_count *hm_lines_to_counts(struct hm_arena *a, const struct cent *e, size_t n,
+				    int by_cpu);
+/* Rows, counts, threads, CPUs, sites and interleavings of the line whose m accesses are
+ * r[] in time order. */
+void hm_lines_fill(struct ctx *c, struct hm_line *ln, const struct hm_lrec *r, size_t m);
+
+#endif

@@ -1,0 +1,37 @@
+/* Rendering of a report: the c2c-like text views (report_print.c) and hitmap.report/1
+ * (report_json.c). Neither decides anything: verdicts and fixes come from analyzer/. */
+#ifndef HM_REPORT_PRINT_H
+#define HM_REPORT_PRINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyzer/lines.h"
+
+enum hm_report_view_kind {
+	HM_VIEW_LINES,		/* lines table, then the sharing and splits sections */
+	HM_VIEW_FIELDS,		/* every row of every line, by contention */
+	HM_VIEW_SHARING,	/* shared lines: field pairs, threads, the fix */
+	HM_VIEW_SPLITS,		/* accesses crossing a line or page boundary */
+};
+
+struct hm_report_view {
+	const char *input;		/* file name as the user gave it */
+	enum hm_source source;		/* the contention measure shown; see hm_lines_set_source */
+	uint64_t lost;			/* lost samples (LOST and LOST_SAMPLES records) */
+	size_t top;			/* lines (rows, splits) shown; 0: all */
+	enum hm_report_view_kind view;	/* text only: JSON always holds every section */
+	const struct hm_lines *lines;
+	const struct hm_splits *splits;	/* NULL: no splits section */
+};
+
+/* "lines", "fields", "sharing", "splits" -> kind; -1 when unknown. */
+int hm_report_view_parse(const char *name);
+const char *hm_report_view_name(enum hm_report_view_kind v);
+
+void hm_report_print_text(FILE *out, const struct hm_report_view *v);
+/* {"schema":"hitmap.report/1", ...}: lines limited to top, splits too; docs/report.md. */
+void hm_report_print_json(FILE *out, const struct hm_report_view *v);
+
+#endif

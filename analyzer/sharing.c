@@ -1,0 +1,452 @@
+/* Each line's verdict: which rows are touched by different threads with at least one of
+ * them writing, whether their bytes overlap (true sharing) or not (false sharing), and
+ * the one-sentence fix computed from the rows' offsets. */
+#include "analyzer/lines.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROWS 128	/* rows examined per line, by records: pairs grow as the square */
+
+/* --- interleavings --- */
+
+/* Who holds the line, as watch samples (every access to the watched bytes) show it, with
+ * one cache per thread: a writer holds it modified; readers share a clean copy. Only the
+ * first two distinct sharers are kept: two are enough to know another thread has one. */
+struct own {
+	int has_w;
+	uint32_t w, w_row;		/* the writer and the row it last wrote */
+	uint32_t ns;			/* distinct sharers seen since the last write */
+	uint32_t s[2], s_row[2];
+};
+
+static void own_share(struct own *o, uint32_t tid, uint32_t row)
+{
+	for (uint32_t i = 0; i < o->ns && i < 2; i++) {
+		if (o->s[i] == tid) {
+			o->s_row[i] = row;
+			return;
+		}
+	}
+	if (o->ns < 2) {
+		o->s[o->ns] = tid;
+		o->s_row[o->ns] = row;
+	}
+	o->ns++;
+}
+
+/* One access; returns 1 when it moves the line out of another thread's cache (a load of
+ * a line another thread modified, or a store to a line another thread holds), with the
+ * row that thread last used in *from. */
+static int own_step(struct own *o, uint32_t tid, int wr, uint32_t row, uint32_t *from)
+{
+	int moved = 0;
+
+	if (!wr) {
+		if (o->has_w && o->w == tid)
+			return 0;
+		if (o->has_w) {
+			moved = 1;
+			*from = o->w_row;
+			o->has_w = 0;
+			o->ns = 0;
+			own_share(o, o->w, o->w_row);
+		}
+		own_share(o, tid, row);
+		return moved;
+	}
+	if (o->has_w && o->w != tid) {
+		moved = 1;
+		*from = o->w_row;
+	}
+	for (uint32_t i = 0; !o->has_w && i < o->ns && i < 2 && !moved; i++) {
+		if (o->s[i] != tid) {
+			moved = 1;
+			*from = o->s_row[i];
+		}
+	}
+	o->has_w = 1;
+	o->w = tid;
+	o->w_row = row;
+	o->ns = 0;
+	return moved;
+}
+
+static int cmp_rowpair(const void *x, const void *y)
+{
+	const struct hm_rowpair *a = x, *b = y;
+
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return a->b < b->b ? -1 : a->b > b->b;
+}
+
+/* ln->inter from one entry per event. */
+static void line_events(struct hm_arena *a, struct hm_line *ln, struct hm_rowpair *ev,
+			size_t nev)
+{
+	qsort(ev, nev, sizeof(*ev), cmp_rowpair);
+	ln->nr_inter = 0;
+	for (size_t i = 0; i < nev; i++)
+		ln->nr_inter += !i || cmp_rowpair(&ev[i], &ev[i - 1]);
+	ln->inter = hm_arena_alloc(a, ln->nr_inter * sizeof(*ln->inter));
+	ln->nr_inter = 0;
+	for (size_t i = 0; i < nev; i++) {
+		if (!i || cmp_rowpair(&ev[i], &ev[i - 1]))
+			ln->inter[ln->nr_inter++] = (struct hm_rowpair){ ev[i].a, ev[i].b, 0 };
+		ln->inter[ln->nr_inter - 1].n++;
+	}
+}
+
+/* Each source on its own. Timer: a conflict is two consecutive timer samples of the line
+ * from different threads, at least one writing, at most window_ns apart. Watch: a
+ * transfer is an own_step() move. */
+/* Events are counted in a matrix when the line has few rows (the usual case), else listed
+ * and sorted. */
+#define MAT_ROWS 32
+
+struct events {
+	uint64_t mat[MAT_ROWS * MAT_ROWS];	/* [a * n + b], a <= b, n rows */
+	uint32_t n;
+	struct hm_rowpair *ev;
+	size_t nev;
+	int use_mat;
+};
+
+static void add_event(struct events *e, uint32_t r1, uint32_t r2)
+{
+	uint32_t a = r1 < r2 ? r1 : r2, b = r1 < r2 ? r2 : r1;
+
+	if (e->use_mat)
+		e->mat[a * e->n + b]++;
+	else
+		e->ev[e->nev++] = (struct hm_rowpair){ a, b, 1 };
+}
+
+static void mat_events(struct hm_arena *a, struct hm_line *ln, const struct events *e)
+{
+	uint32_t n = ln->nr_fields, k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i; j < n; j++)
+			k += e->mat[i * n + j] != 0;
+	ln->inter = hm_arena_alloc(a, k * sizeof(*ln->inter));
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i; j < n; j++)
+			if (e->mat[i * n + j])
+				ln->inter[ln->nr_inter++] = (struct hm_rowpair){ i, j, e->mat[i * n + j] };
+}
+
+void hm_sharing_interleave(struct hm_arena *a, struct hm_line *ln, const struct hm_lrec *r,
+			   const uint32_t *rows, size_t m, uint64_t window_ns,
+			   struct hm_rowpair *scratch)
+{
+	const struct hm_lrec *prev = NULL;
+	uint32_t prev_row = 0, from = 0;
+	struct own own = { 0 };
+	struct events e;
+	uint64_t total = 0;
+
+	e.use_mat = ln->nr_fields <= MAT_ROWS;
+	e.n = ln->nr_fields;
+	e.ev = scratch;
+	e.nev = 0;
+	if (e.use_mat)
+		memset(e.mat, 0, e.n * e.n * sizeof(e.mat[0]));
+	for (size_t i = 0; i < m; i++) {
+		const struct hm_lrec *x = &r[i];
+		struct hm_lfield *f = &ln->fields[rows[i]];
+
+		if (x->source == HM_SRC_WATCH && own_step(&own, x->tid, x->writes, rows[i], &from)) {
+			ln->transfers++;
+			f->transfers++;
+			add_event(&e, from, rows[i]);
+			total++;
+		}
+		if (x->source != HM_SRC_TIMER)
+			continue;
+		/* Which of two samples a tick apart comes first says little (CPUs tick
+		 * together), so a conflict counts for both rows. */
+		if (prev && prev->tid != x->tid && (prev->writes || x->writes) &&
+		    x->time - prev->time <= window_ns) {
+			ln->conflicts++;
+			f->conflicts++;
+			if (prev_row != rows[i])
+				ln->fields[prev_row].conflicts++;
+			add_event(&e, prev_row, rows[i]);
+			total++;
+		}
+		prev = x;
+		prev_row = rows[i];
+	}
+	if (total && e.use_mat)
+		mat_events(a, ln, &e);
+	else if (total)
+		line_events(a, ln, e.ev, e.nev);
+}
+
+/* --- verdicts --- */
+
+static int same_thread(const struct hm_count *a, const struct hm_count *b)
+{
+	return a->id == b->id && a->pid == b->pid;
+}
+
+static int is_writer(const struct hm_count *t)
+{
+	return t->stores || t->locked;
+}
+
+/* A writer of row w and a different thread of row r, the busiest such pair. */
+static int find_pair(const struct hm_lfield *w, const struct hm_lfield *r, uint32_t *tw,
+		     uint32_t *tr)
+{
+	for (uint32_t i = 0; i < w->nr_threads; i++) {
+		if (!is_writer(&w->threads[i]))
+			continue;
+		for (uint32_t j = 0; j < r->nr_threads; j++) {
+			if (same_thread(&w->threads[i], &r->threads[j]))
+				continue;
+			*tw = w->threads[i].id;
+			*tr = r->threads[j].id;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static uint32_t extent(const struct hm_lfield *f)
+{
+	return f->size ? f->size : 1;	/* unknown size: at least the first byte */
+}
+
+static int overlaps(const struct hm_lfield *a, const struct hm_lfield *b)
+{
+	return a->offset < b->offset + extent(b) && b->offset < a->offset + extent(a);
+}
+
+static uint64_t inter_events(const struct hm_line *ln, uint32_t a, uint32_t b)
+{
+	for (uint32_t i = 0; i < ln->nr_inter; i++)
+		if (ln->inter[i].a == a && ln->inter[i].b == b)
+			return ln->inter[i].n;
+	return 0;
+}
+
+/* Heaviest first: interleavings seen, then the lesser side's records. */
+static int cmp_pair(const void *x, const void *y)
+{
+	const struct hm_pair *a = x, *b = y;
+
+	if (a->events != b->events)
+		return a->events > b->events ? -1 : 1;
+	if (a->weight != b->weight)
+		return a->weight > b->weight ? -1 : 1;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return a->b < b->b ? -1 : a->b > b->b;
+}
+
+static int cmp_rows_by_records(const void *x, const void *y, void *arg)
+{
+	const struct hm_lfield *f = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	if (f[a].records != f[b].records)
+		return f[a].records > f[b].records ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Rows a <= b, when a thread writes one and another thread touches the other. */
+static int make_pair(const struct hm_line *ln, uint32_t a, uint32_t b, struct hm_pair *p)
+{
+	const struct hm_lfield *fa = &ln->fields[a], *fb = &ln->fields[b];
+	uint32_t ta, tb;
+
+	if (find_pair(fa, fb, &ta, &tb)) {
+		p->tid_a = ta;
+		p->tid_b = tb;
+	} else if (find_pair(fb, fa, &tb, &ta)) {
+		p->tid_a = ta;
+		p->tid_b = tb;
+	} else {
+		return 0;
+	}
+	p->a = a;
+	p->b = b;
+	p->kind = a == b || overlaps(fa, fb) ? HM_V_TRUE_SHARING : HM_V_FALSE_SHARING;
+	p->events = inter_events(ln, a, b);
+	p->weight = fa->records < fb->records ? fa->records : fb->records;
+	return 1;
+}
+
+static void line_pairs(struct hm_arena *a, struct hm_line *ln)
+{
+	uint32_t nr = ln->nr_fields < MAX_ROWS ? ln->nr_fields : MAX_ROWS;
+	uint32_t rows[MAX_ROWS], cap = 16, n = 0;
+	struct hm_pair *all = malloc(cap * sizeof(*all));
+
+	if (!all)
+		abort();
+	for (uint32_t i = 0; i < ln->nr_fields; i++)
+		if (i < MAX_ROWS)
+			rows[i] = i;
+	if (ln->nr_fields > MAX_ROWS) {
+		uint32_t *tmp = malloc(ln->nr_fields * sizeof(*tmp));
+
+		if (!tmp)
+			abort();
+		for (uint32_t i = 0; i < ln->nr_fields; i++)
+			tmp[i] = i;
+		qsort_r(tmp, ln->nr_fields, sizeof(*tmp), cmp_rows_by_records, ln->fields);
+		memcpy(rows, tmp, sizeof(rows));
+		free(tmp);
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		for (uint32_t j = i; j < nr; j++) {
+			uint32_t x = rows[i] < rows[j] ? rows[i] : rows[j];
+			uint32_t y = rows[i] < rows[j] ? rows[j] : rows[i];
+
+			if (n == cap && !(all = realloc(all, (cap *= 2) * sizeof(*all))))
+				abort();
+			n += make_pair(ln, x, y, &all[n]);
+		}
+	}
+	qsort(all, n, sizeof(*all), cmp_pair);
+	ln->nr_pairs = n < HM_LINES_MAX_PAIRS ? n : HM_LINES_MAX_PAIRS;
+	ln->pairs = hm_arena_alloc(a, ln->nr_pairs * sizeof(*ln->pairs));
+	memcpy(ln->pairs, all, ln->nr_pairs * sizeof(*ln->pairs));
+	free(all);
+}
+
+static const struct hm_pair *top_of_kind(const struct hm_line *ln, enum hm_verdict kind)
+{
+	for (uint32_t i = 0; i < ln->nr_pairs; i++)
+		if (ln->pairs[i].kind == kind)
+			return &ln->pairs[i];
+	return NULL;
+}
+
+static const char *fix_true(struct hm_arena *a, const struct hm_line *ln,
+			    const struct hm_pair *p, uint32_t line_size)
+{
+	const struct hm_lfield *fa = &ln->fields[p->a], *fb = &ln->fields[p->b];
+	const char *what = p->a == p->b || strcmp(fa->field, fb->field) == 0
+				   ? fa->field
+				   : hm_arena_printf(a, "%s and %s", fa->field, fb->field);
+
+	return hm_arena_printf(a,
+			       "threads %u and %u both use %s and one writes it: give each "
+			       "thread its own copy (per-thread or per-CPU, each on its own "
+			       "%u-byte line) and combine the copies when read, or batch the "
+			       "updates so the shared copy is written less often",
+			       p->tid_a, p->tid_b, what, line_size);
+}
+
+/* The two rows live in one object: move the later member past the next line boundary,
+ * counted from the object's start (an aligned object puts that boundary on a line). */
+static const char *fix_same_object(struct hm_arena *a, const struct hm_lfield *first,
+				   const struct hm_lfield *mover, uint32_t L)
+{
+	uint64_t in_line = mover->field_off % L;
+	uint64_t misalign = mover->obj_base % L;
+
+	if (!in_line)
+		return hm_arena_printf(a,
+				       "align %s to %u (__attribute__((aligned(%u)))): it starts "
+				       "%" PRIu64 " bytes into a cache line, so %s and %s share one",
+				       mover->object, L, L, misalign, first->field, mover->field);
+	if (!misalign)
+		return hm_arena_printf(a,
+				       "move %s to its own cache line: insert %" PRIu64 " bytes "
+				       "of padding before it, or align it to %u "
+				       "(__attribute__((aligned(%u))))",
+				       mover->field, L - in_line, L, L);
+	return hm_arena_printf(a,
+			       "move %s to its own cache line: insert %" PRIu64 " bytes of "
+			       "padding before it, or align it to %u (__attribute__((aligned(%u)))); "
+			       "%s starts %" PRIu64 " bytes into a line here, so align it to %u too",
+			       mover->field, L - in_line, L, L, mover->object, misalign, L);
+}
+
+/* Two objects (or two elements of an array) on one line. */
+static const char *fix_two_objects(struct hm_arena *a, const struct hm_lfield *first,
+				   const struct hm_lfield *mover, uint32_t L)
+{
+	const struct hm_type *t = mover->type;
+
+	if (first->object && mover->object && strcmp(first->object, mover->object) == 0 &&
+	    t && t->size && t->size < L)
+		return hm_arena_printf(a,
+				       "give each %s its own cache line: align the type to %u "
+				       "(__attribute__((aligned(%u)))) or pad it from %" PRIu64
+				       " to %u bytes",
+				       mover->object, L, L, t->size, L);
+	if (first->object && mover->object && strcmp(first->object, mover->object) == 0)
+		return hm_arena_printf(a,
+				       "give each %s its own cache line: align it to %u "
+				       "(__attribute__((aligned(%u)))) so that instances used by "
+				       "different threads do not share one",
+				       mover->object, L, L);
+	return hm_arena_printf(a,
+			       "move %s to its own cache line: align %s to %u "
+			       "(__attribute__((aligned(%u)))) so it no longer shares one with %s",
+			       mover->field, mover->object ? mover->object : mover->field, L, L,
+			       first->field);
+}
+
+static const char *fix_false(struct hm_arena *a, const struct hm_line *ln,
+			     const struct hm_pair *p, uint32_t L)
+{
+	const struct hm_lfield *fa = &ln->fields[p->a], *fb = &ln->fields[p->b];
+	const struct hm_lfield *first = fa, *mover = fb;	/* rows sort by offset */
+
+	if (!fa->obj_base || !fb->obj_base)
+		return hm_arena_printf(a,
+				       "put %s and %s on different cache lines (threads %u and "
+				       "%u, one writing): pad or align the later one to %u; "
+				       "record with debug info (-g) to have them named",
+				       fa->field, fb->field, p->tid_a, p->tid_b, L);
+	if (fa->obj_base == fb->obj_base) {
+		if (fa->field_off > fb->field_off) {
+			first = fb;
+			mover = fa;
+		}
+		return fix_same_object(a, first, mover, L);
+	}
+	return fix_two_objects(a, first, mover, L);
+}
+
+void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
+		     int cpus_known)
+{
+	const struct hm_pair *top;
+
+	ln->verdict = HM_V_PRIVATE;
+	ln->nr_pairs = 0;
+	ln->pairs = NULL;
+	ln->fix = NULL;
+	/* Threads time-sliced on one CPU hand the line over inside one cache. */
+	if (ln->nr_threads < 2 || (cpus_known && ln->nr_cpus < 2))
+		return;
+	if (!ln->stores && !ln->locked) {
+		ln->verdict = HM_V_READ_ONLY;
+		return;
+	}
+	line_pairs(a, ln);
+	if (!ln->nr_pairs)
+		return;
+	top = &ln->pairs[0];
+	ln->verdict = top->kind;
+	if (top->kind == HM_V_TRUE_SHARING)
+		ln->fix = fix_true(a, ln, top, line_size);
+	else
+		ln->fix = fix_false(a, ln, top_of_kind(ln, HM_V_FALSE_SHARING), line_size);
+}
+
+void hm_sharing_classify(struct hm_arena *a, struct hm_lines *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		hm_sharing_line(a, &l->lines[i], l->line_size, l->cpus_known);
+}

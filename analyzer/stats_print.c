@@ -1,0 +1,46 @@
+#include "analyzer/stats_print.h"
+
+#include "symbolize/data.h"
+
+#define TOP_UNRESOLVED 10
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void hm_stats_print(FILE *out, struct hm_resolver *r)
+{
+	const struct hm_resolve_stats *rs = hm_resolver_stats(r);
+	struct hm_data_stats ds;
+	uint64_t named = 0;
+
+	hm_data_stats(hm_resolver_data(r), TOP_UNRESOLVED, &ds);
+	for (int m = HM_M_GLOBAL; m <= HM_M_HEAP; m++)
+		named += ds.by_method[m];
+	fprintf(out, "\nsamples: %llu (pmu %llu, timer %llu, watch %llu)\n",
+		(unsigned long long)rs->samples, (unsigned long long)rs->by_source[HM_SRC_PMU],
+		(unsigned long long)rs->by_source[HM_SRC_TIMER],
+		(unsigned long long)rs->by_source[HM_SRC_WATCH]);
+	fprintf(out, "  not a memory access        %10llu  %5.1f%%\n",
+		(unsigned long long)rs->not_memory, pct(rs->not_memory, rs->samples));
+	fprintf(out, "  skid: the insn before ip   %10llu  %5.1f%%\n",
+		(unsigned long long)rs->skid, pct(rs->skid, rs->samples));
+	fprintf(out, "  code bytes unreadable      %10llu  %5.1f%%\n",
+		(unsigned long long)rs->no_code, pct(rs->no_code, rs->samples));
+	fprintf(out, "  registers missing          %10llu  %5.1f%%\n",
+		(unsigned long long)rs->no_regs, pct(rs->no_regs, rs->samples));
+	fprintf(out, "  watch: no insn before trap %10llu  %5.1f%%\n",
+		(unsigned long long)rs->watch_no_insn, pct(rs->watch_no_insn, rs->samples));
+	fprintf(out, "memory accesses looked up: %llu, named: %llu (%.1f%%)\n",
+		(unsigned long long)ds.total, (unsigned long long)named, pct(named, ds.total));
+	for (int m = 0; m < HM_M__COUNT; m++)
+		fprintf(out, "  %-8s %10llu  %5.1f%%\n", hm_data_method_name((enum hm_method)m),
+			(unsigned long long)ds.by_method[m], pct(ds.by_method[m], ds.total));
+	if (ds.nr_top)
+		fprintf(out, "top unresolved instructions:\n");
+	for (size_t i = 0; i < ds.nr_top; i++)
+		fprintf(out, "  %#18llx %-8s %8llu  %s\n", (unsigned long long)ds.top[i].ip,
+			hm_data_method_name(ds.top[i].method), (unsigned long long)ds.top[i].count,
+			ds.top[i].module ? ds.top[i].module : "(unmapped)");
+}

@@ -1,0 +1,367 @@
+/* hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap] [--type T] [--top N]
+ *               [--line-size 64|128] [--json | --html FILE] [--stats] [--vmlinux F] ... */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/heatmap.h"
+#include "analyzer/report_print.h"
+#include "analyzer/resolve.h"
+#include "cli/cmds.h"
+#include "analyzer/stats_print.h"
+
+#define MAX_HEAT_TYPES 5
+
+struct report_args {
+	const char *input, *type, *html;
+	int view, heatmap, json, stats;
+	size_t top;
+	uint32_t line_size;
+	uint64_t window_ns;
+	struct hm_resolve_opts ro;
+};
+
+struct accesses {
+	struct hm_access *v;
+	size_t n, cap;
+};
+
+static void report_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap]\n"
+		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
+		"                     [--stats] [--vmlinux F] [--sysroot D] [--buildid-dir D]\n"
+		"                     [--window US]\n\n"
+		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
+		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
+		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
+		"                 and the fix), splits, heatmap (the hot type's layout with counts)\n"
+		"  --type T       only accesses to objects of type T (or the global T)\n"
+		"  --html F       write a self-contained page with the hot types' heat maps\n"
+		"  --stats        how many samples got an address and an object, by method\n"
+		"  --window US    timer conflict window in microseconds (default 100)\n");
+}
+
+static int parse_args(int argc, char **argv, struct report_args *a)
+{
+	static const struct option longopts[] = {
+		{"input", required_argument, NULL, 'i'}, {"view", required_argument, NULL, 'v'},
+		{"type", required_argument, NULL, 't'}, {"top", required_argument, NULL, 'n'},
+		{"line-size", required_argument, NULL, 'L'}, {"json", no_argument, NULL, 'j'},
+		{"html", required_argument, NULL, 'H'}, {"stats", no_argument, NULL, 's'},
+		{"vmlinux", required_argument, NULL, 'k'}, {"sysroot", required_argument, NULL, 'R'},
+		{"buildid-dir", required_argument, NULL, 'B'}, {"window", required_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	int c;
+	char *end;
+
+	memset(a, 0, sizeof(*a));
+	a->input = "perf.data";
+	a->line_size = 64;
+	a->view = HM_VIEW_LINES;
+	while ((c = getopt_long(argc, argv, "i:t:n:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': a->input = optarg; break;
+		case 'v':
+			if (!strcmp(optarg, "heatmap")) {
+				a->heatmap = 1;
+			} else if ((a->view = hm_report_view_parse(optarg)) < 0) {
+				fprintf(stderr, "hitmap report: --view %s: choose lines, fields, sharing, "
+						"splits or heatmap\n", optarg);
+				return -1;
+			}
+			break;
+		case 't': a->type = optarg; break;
+		case 'n': a->top = strtoul(optarg, &end, 0); if (*end) return -1; break;
+		case 'L':
+			a->line_size = (uint32_t)strtoul(optarg, &end, 0);
+			if (*end || (a->line_size != 64 && a->line_size != 128 && a->line_size != 32)) {
+				fprintf(stderr, "hitmap report: --line-size %s: give 64, or 128 for "
+						"adjacent-line prefetch\n", optarg);
+				return -1;
+			}
+			break;
+		case 'j': a->json = 1; break;
+		case 'H': a->html = optarg; break;
+		case 's': a->stats = 1; break;
+		case 'k': a->ro.vmlinux = optarg; break;
+		case 'R': a->ro.sysroot = optarg; break;
+		case 'B': a->ro.buildid_dir = optarg; break;
+		case 'w': a->window_ns = strtoull(optarg, &end, 0) * 1000; if (*end) return -1; break;
+		case 'h': report_usage(stdout); exit(HM_EXIT_OK);
+		default: report_usage(stderr); return -1;
+		}
+	}
+	if (optind != argc) {
+		report_usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static struct hm_access *push(struct accesses *v)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 4096;
+		v->v = realloc(v->v, v->cap * sizeof(*v->v));
+		if (!v->v) {
+			fprintf(stderr, "hitmap report: out of memory at %zu samples\n", v->n);
+			exit(HM_EXIT_ENV);
+		}
+	}
+	return &v->v[v->n++];
+}
+
+/* The type or global an access belongs to, as --type names it. */
+static int matches_type(const struct hm_access *a, const char *want)
+{
+	const struct hm_type *t = hm_type_strip(a->type);
+	const char *obj = a->object;
+
+	if (t && t->name && (!strcmp(t->name, want) ||
+			     (!strncmp(want, "struct ", 7) && !strcmp(t->name, want + 7))))
+		return 1;
+	return obj && (!strcmp(obj, want) ||
+		       (!strncmp(obj, "struct ", 7) && !strcmp(obj + 7, want)));
+}
+
+struct map_rec {
+	struct hm_perf_event ev;
+	uint64_t time;
+	size_t seq;
+};
+
+static int cmp_map_time(const void *x, const void *y)
+{
+	const struct map_rec *a = x, *b = y;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* perf writes each CPU's ring in turn, so a sample can come before the MMAP record of its
+ * code in file order (perf sorts by time as it reads). The address spaces are therefore
+ * built in a first pass, in time order, before any sample is resolved. */
+static int track_maps(const char *path, struct hm_resolver *r)
+{
+	struct hm_perfdata *pd;
+	struct hm_perf_event ev;
+	struct hm_err err = {0};
+	struct map_rec *v = NULL;
+	size_t n = 0, cap = 0;
+
+	if (hm_perfdata_open(path, &pd, &err))
+		return -1;
+	while (hm_perfdata_next(pd, &ev, &err) > 0) {
+		if (ev.type != PERF_RECORD_MMAP && ev.type != PERF_RECORD_MMAP2)
+			continue;
+		if (n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v))))
+			abort();
+		v[n].ev = ev;
+		v[n].ev.mmap.filename = strdup(ev.mmap.filename ? ev.mmap.filename : "");
+		v[n].time = ev.has_sid ? ev.sid.time : 0;
+		v[n].seq = n;
+		n++;
+	}
+	hm_perfdata_close(pd);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_map_time);
+	for (size_t i = 0; i < n; i++) {
+		hm_resolver_track(r, &v[i].ev);
+		free((char *)v[i].ev.mmap.filename);
+	}
+	free(v);
+	return 0;
+}
+
+static int read_samples(struct report_args *a, struct hm_perfdata *pd, struct hm_resolver *r,
+			struct accesses *acc)
+{
+	struct hm_perf_event ev;
+	struct hm_err err = {0};
+	int pipe = hm_perfdata_is_pipe(pd) && !strcmp(a->input, "-");
+	int rc;
+
+	if (!pipe && track_maps(a->input, r))
+		pipe = 1;	/* cannot reopen: track as we go */
+	while ((rc = hm_perfdata_next(pd, &ev, &err)) > 0) {
+		if (ev.type == PERF_RECORD_SAMPLE) {
+			struct hm_access *x = push(acc);
+
+			hm_resolver_sample(r, &ev, x);
+			if (a->type && !matches_type(x, a->type))
+				acc->n--;
+		} else if (pipe) {
+			hm_resolver_track(r, &ev);
+		}
+	}
+	if (rc < 0) {
+		fprintf(stderr, "hitmap report: %s\n", err.msg);
+		return err.code ? err.code : HM_EXIT_INPUT;
+	}
+	return 0;
+}
+
+/* The types to draw: --type, else the typed objects with the most accesses. */
+static size_t heat_types(const struct report_args *a, const struct accesses *acc,
+			 const struct hm_type **out, size_t max)
+{
+	size_t n = 0;
+	uint64_t counts[MAX_HEAT_TYPES * 8] = {0};
+	const struct hm_type *seen[MAX_HEAT_TYPES * 8];
+	size_t nseen = 0;
+
+	for (size_t i = 0; i < acc->n; i++) {
+		const struct hm_type *t = hm_type_strip(acc->v[i].type);
+		size_t k;
+
+		if (!t || !hm_type_is_aggregate(t) || (a->type && !matches_type(&acc->v[i], a->type)))
+			continue;
+		for (k = 0; k < nseen && seen[k] != t; k++)
+			;
+		if (k == nseen && nseen < MAX_HEAT_TYPES * 8)
+			seen[nseen++] = t;
+		if (k < nseen)
+			counts[k]++;
+	}
+	while (n < max && n < nseen) {
+		size_t best = 0;
+
+		for (size_t k = 1; k < nseen; k++)
+			if (counts[k] > counts[best])
+				best = k;
+		if (!counts[best])
+			break;
+		out[n++] = seen[best];
+		counts[best] = 0;
+	}
+	return n;
+}
+
+static int heatmaps(const struct report_args *a, struct hm_arena *ar, const struct accesses *acc)
+{
+	const struct hm_type *types[MAX_HEAT_TYPES];
+	struct hm_heat heat[MAX_HEAT_TYPES];
+	const struct hm_heat *hp[MAX_HEAT_TYPES];
+	size_t n = heat_types(a, acc, types, a->type || !a->html ? 1 : MAX_HEAT_TYPES);
+	FILE *f;
+
+	if (!n) {
+		fprintf(stderr, "hitmap report: no accesses %s%s%s have a known struct type: see "
+				"--stats for what resolved\n", a->type ? "to '" : "",
+			a->type ? a->type : "", a->type ? "'" : "");
+		return HM_EXIT_INPUT;
+	}
+	for (size_t i = 0; i < n; i++) {
+		hm_heat_build(ar, types[i], acc->v, acc->n, a->line_size, &heat[i]);
+		hp[i] = &heat[i];
+	}
+	if (a->html) {
+		if (!(f = fopen(a->html, "w"))) {
+			fprintf(stderr, "hitmap report: cannot write %s: check the path\n", a->html);
+			return HM_EXIT_ENV;
+		}
+		hm_heat_print_html(f, hp, n, a->input);
+		fclose(f);
+	}
+	if (a->heatmap && !a->json)
+		for (size_t i = 0; i < n; i++)
+			hm_heat_print_text(stdout, hp[i]);
+	if (a->heatmap && a->json) {
+		struct hm_json j;
+
+		hm_json_init(&j, stdout);
+		hm_json_obj_begin(&j, NULL);
+		hm_json_str(&j, "schema", "hitmap.heatmap/1");
+		hm_json_str(&j, "input", a->input);
+		hm_json_arr_begin(&j, "types");
+		for (size_t i = 0; i < n; i++)
+			hm_heat_print_json(&j, hp[i]);
+		hm_json_arr_end(&j);
+		hm_json_obj_end(&j);
+		hm_json_finish(&j);
+	}
+	return 0;
+}
+
+static int analyze(struct report_args *a, struct hm_perfdata *pd, struct hm_resolver *r,
+		   struct accesses *acc)
+{
+	const struct hm_perfdata_stats *ps = hm_perfdata_stats(pd);
+	struct hm_arena ar;
+	struct hm_lines lines;
+	struct hm_splits splits;
+	struct hm_err err = {0};
+	int rc = 0;
+
+	hm_arena_init(&ar);
+	if (hm_lines_build(&ar, acc->v, acc->n, a->line_size, a->window_ns, &lines, &err) ||
+	    hm_splits_build(&ar, acc->v, acc->n, a->line_size, &splits, &err)) {
+		fprintf(stderr, "hitmap report: %s\n", err.msg);
+		rc = err.code ? err.code : HM_EXIT_INPUT;
+	} else if (a->heatmap || a->html) {
+		rc = heatmaps(a, &ar, acc);
+	}
+	if (!rc && !a->heatmap) {
+		struct hm_report_view v = {
+			.input = a->input, .source = lines.source,
+			.lost = ps->lost + ps->lost_samples, .top = a->top,
+			.view = (enum hm_report_view_kind)a->view, .lines = &lines, .splits = &splits,
+		};
+
+		if (a->json)
+			hm_report_print_json(stdout, &v);
+		else
+			hm_report_print_text(stdout, &v);
+	}
+	if (!rc && a->stats)
+		hm_stats_print(a->json ? stderr : stdout, r);
+	hm_arena_free(&ar);
+	return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a;
+	struct hm_perfdata *pd;
+	struct hm_resolver *r;
+	struct hm_err err = {0};
+	struct accesses acc = {0};
+	const struct hm_perfdata_stats *ps;
+	int rc;
+
+	if (parse_args(argc, argv, &a))
+		return HM_EXIT_USAGE;
+	if (hm_perfdata_open(a.input, &pd, &err)) {
+		fprintf(stderr, "hitmap report: %s\n", err.msg);
+		return err.code ? err.code : HM_EXIT_INPUT;
+	}
+	a.ro.osrelease = hm_perfdata_features(pd)->osrelease;
+	if (hm_resolver_open(&a.ro, &r, &err)) {
+		fprintf(stderr, "hitmap report: %s\n", err.msg);
+		hm_perfdata_close(pd);
+		return err.code ? err.code : HM_EXIT_ENV;
+	}
+	hm_resolver_features(r, hm_perfdata_features(pd));
+	rc = read_samples(&a, pd, r, &acc);
+	if (hm_perfdata_warning(pd))
+		fprintf(stderr, "hitmap report: warning: %s\n", hm_perfdata_warning(pd));
+	ps = hm_perfdata_stats(pd);
+	if (ps->lost + ps->lost_samples)
+		fprintf(stderr, "hitmap report: %llu samples were lost while recording: the "
+				"numbers undercount; record with a larger -m or a lower -F\n",
+			(unsigned long long)(ps->lost + ps->lost_samples));
+	if (!rc && acc.n == 0)
+		fprintf(stderr, "hitmap report: %s: no samples%s%s\n", a.input,
+			a.type ? " of type " : "", a.type ? a.type : "");
+	else if (!rc)
+		rc = analyze(&a, pd, r, &acc);
+	free(acc.v);
+	hm_resolver_close(r);
+	hm_perfdata_close(pd);
+	return rc;
+}

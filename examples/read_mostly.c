@@ -1,0 +1,63 @@
+/* Two threads read the same configuration on every iteration and write only their own
+ * counters, each on its own cache line: read-mostly sharing, nothing to fix.
+ * usage: read_mostly [ITERATIONS] */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct config {
+	unsigned long limit;
+	unsigned long scale;
+	unsigned int mode;
+};
+
+struct per_thread {
+	unsigned long sum;
+} __attribute__((aligned(64)));
+
+struct config cfg = {1000, 3, 1};
+struct per_thread results[2];
+static unsigned long iterations = 200000000UL;
+
+static void *work(void *arg)
+{
+	volatile struct config *c = &cfg;
+	volatile unsigned long *sum = &results[(long)arg].sum;
+
+	for (unsigned long i = 0; i < iterations; i++)
+		*sum += (i % c->limit) * c->scale + c->mode;
+	return NULL;
+}
+
+/* Each worker on its own CPU (when there are two), so that the line really moves between
+ * caches even on a busy machine. */
+static void pin(pthread_t t, int i)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (n < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(i % n, &set);
+	pthread_setaffinity_np(t, sizeof(set), &set);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t a, b;
+
+	if (argc > 1)
+		iterations = strtoul(argv[1], NULL, 0);
+	pthread_create(&a, NULL, work, (void *)0L);
+	pthread_create(&b, NULL, work, (void *)1L);
+	pin(a, 0);
+	pin(b, 1);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	printf("%lu %lu\n", results[0].sum, results[1].sum);
+	return 0;
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# hitmap report end to end on the examples, asserted from --json: false sharing, true
+# sharing, read-mostly, a split access, the padded variant; perf's own recordings; bad
+# input. Prints "ok NAME" / "not ok NAME".
+set -u
+cd "$(dirname "$0")/../.."
+H=${HITMAP:-./hitmap}
+B=examples/bin
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ok() { echo "ok $1"; }
+nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
+
+rec() {	# NAME ITERATIONS: records examples/bin/NAME with the timer
+	"$H" record -c timer -o "$T/$1.data" -- $B/$1 "$2" >/dev/null 2>"$T/$1.err" ||
+		echo "    record of $1 failed: $(cat "$T/$1.err")"
+	"$H" report -i "$T/$1.data" --json >"$T/$1.json" 2>"$T/$1.rerr" ||
+		echo "    report of $1 failed: $(cat "$T/$1.rerr")"
+}
+
+# check NAME FILE PYTHON-EXPR: d is the report, lines/top its lines, fields(line) names.
+check() {
+	local name=$1 file=$2 expr=$3
+	/usr/bin/python3 - "$file" "$expr" <<'PY' && echo "ok $name" || { echo "not ok $name"; head -c 1200 "$file" | sed 's/^/    /'; echo; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+lines = d['lines']
+top = lines[0] if lines else {}
+def fields(l): return {f['field'] for f in l.get('fields', [])}
+def tids(l): return {t['tid'] for f in l.get('fields', []) for t in f['threads']}
+def shared(l): return l['verdict'] in ('false_sharing', 'true_sharing')
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+
+rec false_sharing 200000000
+check "false sharing: top line is false sharing" "$T/false_sharing.json" \
+	"top['verdict'] == 'false_sharing' and top['object'] == 'stats'"
+check "false sharing: both fields and both threads named" "$T/false_sharing.json" \
+	"{'worker_stats.ops', 'worker_stats.errors'} <= fields(top) and len(tids(top)) == 2"
+check "false sharing: the fix names padding or alignment" "$T/false_sharing.json" \
+	"top['fix'] and ('padding' in top['fix'] or 'align' in top['fix'])"
+check "false sharing: at least 95% of memory samples resolved" "$T/false_sharing.json" \
+	"d['samples']['resolved'] >= 0.95 * d['samples']['with_addr'] > 0"
+
+rec false_sharing_padded 200000000
+check "padded variant: nothing flagged" "$T/false_sharing_padded.json" \
+	"not any(shared(l) for l in lines) and any('worker_stats.ops' in fields(l) for l in lines)"
+
+rec true_sharing 200000000
+check "true sharing: top line is true sharing of one field" "$T/true_sharing.json" \
+	"top['verdict'] == 'true_sharing' and 'shared_counter.hits' in fields(top) and len(tids(top)) == 2"
+
+rec read_mostly 300000000
+# Both threads read the config; a short recording may sample it from one thread only
+# (private), but it is never flagged and never written.
+check "read-mostly config: read, never written, nothing flagged" "$T/read_mostly.json" \
+	"not any(shared(l) for l in lines) and any(l['verdict'] in ('read_only', 'private') and 'config.limit' in fields(l) and sum(f['stores'] for f in l['fields']) == 0 for l in lines)"
+
+rec split 100000000
+check "split access: counted and named" "$T/split.json" \
+	"any(s['field'] == 'record.stamp' and s['count'] > 10 for s in d['splits'])"
+
+"$H" report -i "$T/false_sharing.data" --html "$T/heat.html" >/dev/null 2>"$T/err"
+if grep -q '<svg' "$T/heat.html" && grep -q 'worker_stats' "$T/heat.html" && ! grep -q 'https\?://' "$T/heat.html"; then
+	ok "--html writes a self-contained heat map page"
+else nok "--html heat map page" "$(cat "$T/err")"; fi
+"$H" report -i "$T/false_sharing.data" --view heatmap --type worker_stats >"$T/heat.txt" 2>&1
+grep -q 'ops' "$T/heat.txt" && grep -q 'errors' "$T/heat.txt" &&
+	ok "--view heatmap --type prints the layout with counts" || nok "--view heatmap" "$(head -5 "$T/heat.txt")"
+
+# perf's own recording of the same workload reads the same way.
+perf record -q -e cpu-clock -F 4000 --user-regs=ax,bx,cx,dx,si,di,bp,sp,ip,r8,r9,r10,r11,r12,r13,r14,r15 \
+	-o "$T/perf.data" -- $B/false_sharing 200000000 >/dev/null 2>&1
+"$H" report -i "$T/perf.data" --json >"$T/perf.json" 2>"$T/err"
+check "a perf record file gives the same verdict" "$T/perf.json" \
+	"top['verdict'] == 'false_sharing' and {'worker_stats.ops', 'worker_stats.errors'} <= fields(top)"
+
+# The real PMU recordings from Intel machines: every one reports without error.
+S=$(git rev-parse --show-toplevel)/../shared/data/perf
+[ -d "$S" ] || S=/work/shared/data/perf
+for f in "$S"/*.data; do
+	[ -f "$f" ] || continue
+	"$H" report -i "$f" --json >"$T/pmu.json" 2>"$T/err"
+	rc=$?
+	n=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples"]["total"])' "$T/pmu.json" 2>/dev/null)
+	[ "$rc" = 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] && ok "PMU recording $(basename "$f"): $n samples reported" ||
+		nok "PMU recording $(basename "$f")" "rc=$rc" "$(cat "$T/err")"
+done
+
+# Bad input: one line, exit 2.
+bad() {
+	local name=$1 pat=$2
+	shift 2
+	"$H" report "$@" >/dev/null 2>"$T/err"
+	local rc=$?
+	[ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q -- "$pat" "$T/err" && ok "$name" ||
+		nok "$name" "rc=$rc" "$(cat "$T/err")"
+}
+echo "not perf data" >"$T/text"
+head -c 1000 "$T/false_sharing.data" >"$T/trunc.data"
+bad "bad input: not a perf.data file" "text" -i "$T/text"
+bad "bad input: missing file" "none" -i "$T/none"
+bad "bad input: truncated recording" "trunc.data" -i "$T/trunc.data"

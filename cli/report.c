@@ -7,7 +7,7 @@
 
 #include "analyzer/heatmap.h"
 #include "analyzer/report_print.h"
-#include "analyzer/resolve.h"
+#include "analyzer/load.h"
 #include "cli/cmds.h"
 #include "analyzer/stats_print.h"
 
@@ -20,11 +20,6 @@ struct report_args {
 	uint32_t line_size;
 	uint64_t window_ns;
 	struct hm_resolve_opts ro;
-};
-
-struct accesses {
-	struct hm_access *v;
-	size_t n, cap;
 };
 
 static void report_usage(FILE *out)
@@ -102,19 +97,6 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	return 0;
 }
 
-static struct hm_access *push(struct accesses *v)
-{
-	if (v->n == v->cap) {
-		v->cap = v->cap ? v->cap * 2 : 4096;
-		v->v = realloc(v->v, v->cap * sizeof(*v->v));
-		if (!v->v) {
-			fprintf(stderr, "hitmap report: out of memory at %zu samples\n", v->n);
-			exit(HM_EXIT_ENV);
-		}
-	}
-	return &v->v[v->n++];
-}
-
 /* The type or global an access belongs to, as --type names it. */
 static int matches_type(const struct hm_access *a, const char *want)
 {
@@ -128,86 +110,13 @@ static int matches_type(const struct hm_access *a, const char *want)
 		       (!strncmp(obj, "struct ", 7) && !strcmp(obj + 7, want)));
 }
 
-struct map_rec {
-	struct hm_perf_event ev;
-	uint64_t time;
-	size_t seq;
-};
-
-static int cmp_map_time(const void *x, const void *y)
+static int keep_type(const struct hm_access *x, void *ctx)
 {
-	const struct map_rec *a = x, *b = y;
-
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* perf writes each CPU's ring in turn, so a sample can come before the MMAP record of its
- * code in file order (perf sorts by time as it reads). The address spaces are therefore
- * built in a first pass, in time order, before any sample is resolved. */
-static int track_maps(const char *path, struct hm_resolver *r)
-{
-	struct hm_perfdata *pd;
-	struct hm_perf_event ev;
-	struct hm_err err = {0};
-	struct map_rec *v = NULL;
-	size_t n = 0, cap = 0;
-
-	if (hm_perfdata_open(path, &pd, &err))
-		return -1;
-	while (hm_perfdata_next(pd, &ev, &err) > 0) {
-		if (ev.type != PERF_RECORD_MMAP && ev.type != PERF_RECORD_MMAP2)
-			continue;
-		if (n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v))))
-			abort();
-		v[n].ev = ev;
-		v[n].ev.mmap.filename = strdup(ev.mmap.filename ? ev.mmap.filename : "");
-		v[n].time = ev.has_sid ? ev.sid.time : 0;
-		v[n].seq = n;
-		n++;
-	}
-	hm_perfdata_close(pd);
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_map_time);
-	for (size_t i = 0; i < n; i++) {
-		hm_resolver_track(r, &v[i].ev);
-		free((char *)v[i].ev.mmap.filename);
-	}
-	free(v);
-	return 0;
-}
-
-static int read_samples(struct report_args *a, struct hm_perfdata *pd, struct hm_resolver *r,
-			struct accesses *acc)
-{
-	struct hm_perf_event ev;
-	struct hm_err err = {0};
-	int pipe = hm_perfdata_is_pipe(pd) && !strcmp(a->input, "-");
-	int rc;
-
-	if (!pipe && track_maps(a->input, r))
-		pipe = 1;	/* cannot reopen: track as we go */
-	while ((rc = hm_perfdata_next(pd, &ev, &err)) > 0) {
-		if (ev.type == PERF_RECORD_SAMPLE) {
-			struct hm_access *x = push(acc);
-
-			hm_resolver_sample(r, &ev, x);
-			if (a->type && !matches_type(x, a->type))
-				acc->n--;
-		} else if (pipe) {
-			hm_resolver_track(r, &ev);
-		}
-	}
-	if (rc < 0) {
-		fprintf(stderr, "hitmap report: %s\n", err.msg);
-		return err.code ? err.code : HM_EXIT_INPUT;
-	}
-	return 0;
+	return matches_type(x, ctx);
 }
 
 /* The types to draw: --type, else the typed objects with the most accesses. */
-static size_t heat_types(const struct report_args *a, const struct accesses *acc,
+static size_t heat_types(const struct report_args *a, const struct hm_recording *acc,
 			 const struct hm_type **out, size_t max)
 {
 	size_t n = 0;
@@ -216,10 +125,10 @@ static size_t heat_types(const struct report_args *a, const struct accesses *acc
 	size_t nseen = 0;
 
 	for (size_t i = 0; i < acc->n; i++) {
-		const struct hm_type *t = hm_type_strip(acc->v[i].type);
+		const struct hm_type *t = hm_type_strip(acc->acc[i].type);
 		size_t k;
 
-		if (!t || !hm_type_is_aggregate(t) || (a->type && !matches_type(&acc->v[i], a->type)))
+		if (!t || !hm_type_is_aggregate(t) || (a->type && !matches_type(&acc->acc[i], a->type)))
 			continue;
 		for (k = 0; k < nseen && seen[k] != t; k++)
 			;
@@ -242,7 +151,7 @@ static size_t heat_types(const struct report_args *a, const struct accesses *acc
 	return n;
 }
 
-static int heatmaps(const struct report_args *a, struct hm_arena *ar, const struct accesses *acc)
+static int heatmaps(const struct report_args *a, struct hm_arena *ar, const struct hm_recording *acc)
 {
 	const struct hm_type *types[MAX_HEAT_TYPES];
 	struct hm_heat heat[MAX_HEAT_TYPES];
@@ -257,7 +166,7 @@ static int heatmaps(const struct report_args *a, struct hm_arena *ar, const stru
 		return HM_EXIT_INPUT;
 	}
 	for (size_t i = 0; i < n; i++) {
-		hm_heat_build(ar, types[i], acc->v, acc->n, a->line_size, &heat[i]);
+		hm_heat_build(ar, types[i], acc->acc, acc->n, a->line_size, &heat[i]);
 		hp[i] = &heat[i];
 	}
 	if (a->html) {
@@ -288,10 +197,8 @@ static int heatmaps(const struct report_args *a, struct hm_arena *ar, const stru
 	return 0;
 }
 
-static int analyze(struct report_args *a, struct hm_perfdata *pd, struct hm_resolver *r,
-		   struct accesses *acc)
+static int analyze(struct report_args *a, struct hm_recording *acc)
 {
-	const struct hm_perfdata_stats *ps = hm_perfdata_stats(pd);
 	struct hm_arena ar;
 	struct hm_lines lines;
 	struct hm_splits splits;
@@ -299,8 +206,8 @@ static int analyze(struct report_args *a, struct hm_perfdata *pd, struct hm_reso
 	int rc = 0;
 
 	hm_arena_init(&ar);
-	if (hm_lines_build(&ar, acc->v, acc->n, a->line_size, a->window_ns, &lines, &err) ||
-	    hm_splits_build(&ar, acc->v, acc->n, a->line_size, &splits, &err)) {
+	if (hm_lines_build(&ar, acc->acc, acc->n, a->line_size, a->window_ns, &lines, &err) ||
+	    hm_splits_build(&ar, acc->acc, acc->n, a->line_size, &splits, &err)) {
 		fprintf(stderr, "hitmap report: %s\n", err.msg);
 		rc = err.code ? err.code : HM_EXIT_INPUT;
 	} else if (a->heatmap || a->html) {
@@ -309,7 +216,7 @@ static int analyze(struct report_args *a, struct hm_perfdata *pd, struct hm_reso
 	if (!rc && !a->heatmap) {
 		struct hm_report_view v = {
 			.input = a->input, .source = lines.source,
-			.lost = ps->lost + ps->lost_samples, .top = a->top,
+			.lost = acc->lost, .top = a->top,
 			.view = (enum hm_report_view_kind)a->view, .lines = &lines, .splits = &splits,
 		};
 
@@ -319,7 +226,7 @@ static int analyze(struct report_args *a, struct hm_perfdata *pd, struct hm_reso
 			hm_report_print_text(stdout, &v);
 	}
 	if (!rc && a->stats)
-		hm_stats_print(a->json ? stderr : stdout, r);
+		hm_stats_print(a->json ? stderr : stdout, acc->resolver);
 	hm_arena_free(&ar);
 	return rc;
 }
@@ -327,41 +234,28 @@ static int analyze(struct report_args *a, struct hm_perfdata *pd, struct hm_reso
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a;
-	struct hm_perfdata *pd;
-	struct hm_resolver *r;
+	struct hm_recording rec;
 	struct hm_err err = {0};
-	struct accesses acc = {0};
-	const struct hm_perfdata_stats *ps;
-	int rc;
+	int rc = 0;
 
 	if (parse_args(argc, argv, &a))
 		return HM_EXIT_USAGE;
-	if (hm_perfdata_open(a.input, &pd, &err)) {
+	if (hm_recording_load(a.input, &a.ro, a.type ? keep_type : NULL, (void *)a.type, &rec,
+			      &err)) {
 		fprintf(stderr, "hitmap report: %s\n", err.msg);
 		return err.code ? err.code : HM_EXIT_INPUT;
 	}
-	a.ro.osrelease = hm_perfdata_features(pd)->osrelease;
-	if (hm_resolver_open(&a.ro, &r, &err)) {
-		fprintf(stderr, "hitmap report: %s\n", err.msg);
-		hm_perfdata_close(pd);
-		return err.code ? err.code : HM_EXIT_ENV;
-	}
-	hm_resolver_features(r, hm_perfdata_features(pd));
-	rc = read_samples(&a, pd, r, &acc);
-	if (hm_perfdata_warning(pd))
-		fprintf(stderr, "hitmap report: warning: %s\n", hm_perfdata_warning(pd));
-	ps = hm_perfdata_stats(pd);
-	if (ps->lost + ps->lost_samples)
+	if (rec.warning)
+		fprintf(stderr, "hitmap report: warning: %s\n", rec.warning);
+	if (rec.lost)
 		fprintf(stderr, "hitmap report: %llu samples were lost while recording: the "
 				"numbers undercount; record with a larger -m or a lower -F\n",
-			(unsigned long long)(ps->lost + ps->lost_samples));
-	if (!rc && acc.n == 0)
+			(unsigned long long)rec.lost);
+	if (rec.n == 0)
 		fprintf(stderr, "hitmap report: %s: no samples%s%s\n", a.input,
 			a.type ? " of type " : "", a.type ? a.type : "");
-	else if (!rc)
-		rc = analyze(&a, pd, r, &acc);
-	free(acc.v);
-	hm_resolver_close(r);
-	hm_perfdata_close(pd);
+	else
+		rc = analyze(&a, &rec);
+	hm_recording_free(&rec);
 	return rc;
 }

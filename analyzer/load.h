@@ -1,0 +1,24 @@
+/* A recording, resolved: every sample of a perf.data file as a struct hm_access, with
+ * the address spaces built first in time order. What report, compare and whatif share. */
+#ifndef HM_LOAD_H
+#define HM_LOAD_H
+
+#include "analyzer/resolve.h"
+
+struct hm_recording {
+	const char *path;
+	struct hm_access *acc;		/* malloc'd; strings owned by resolver */
+	size_t n;
+	uint64_t lost;			/* LOST and LOST_SAMPLES records */
+	const char *warning;		/* the reader's warning (copied), or NULL */
+	struct hm_resolver *resolver;
+	struct hm_perfdata *pd;		/* kept open: features and attrs stay valid */
+};
+
+/* Reads and resolves path ("-" for a pipe). keep (may be NULL) filters accesses. */
+int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
+		      int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
+		      struct hm_recording *out, struct hm_err *err);
+void hm_recording_free(struct hm_recording *rec);
+
+#endif

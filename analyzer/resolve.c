@@ -228,9 +228,13 @@ static const char *type_field(struct hm_resolver *r, const struct hm_access *a)
 	char buf[1024];
 	const char *name;
 
-	if (!rest || !n || strncmp(rest, a->object, n))
-		return a->field;
-	rest += n;
+	/* A variable's path starts with its name (the object, or a local's name). */
+	if (!rest)
+		return NULL;
+	if (n && !strncmp(rest, a->object, n))
+		rest += n;
+	else
+		rest += strcspn(rest, ".[");
 	while (t && t->kind == HM_T_ARRAY && *rest == '[') {
 		rest = strchr(rest, ']');
 		if (!rest)

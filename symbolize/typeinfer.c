@@ -20,7 +20,7 @@ struct ti_regres {
 
 /* ---- The function's instructions, classified for the backward walk ---- */
 
-enum { K_OTHER, K_MOV, K_LOAD, K_STEP, K_LEA };
+enum { K_OTHER, K_MOV, K_LOAD, K_STEP, K_LEA, K_ADDREG };
 
 struct ti_insn {
 	uint64_t addr, target;
@@ -127,6 +127,10 @@ static void classify_insn(struct ti_insn *t, const struct hm_insn *in)
 		   !in->nr_mem && second && (v = (int64_t)strtoll(second + 2, &end, 0), !*end)) {
 		t->kind = K_STEP;
 		t->imm = in->text[0] == 's' ? -v : v;
+	} else if (ml == 3 && !strncmp(in->text, "add", 3) && !in->nr_mem && second &&
+		   (v = reg_named(second + 2, strlen(second + 2))) != HM_REG_NONE) {
+		t->kind = K_ADDREG;	/* base + scaled index computed by hand */
+		t->src = (int8_t)v;
 	} else if (ml == 3 && (!strncmp(in->text, "inc", 3) || !strncmp(in->text, "dec", 3)) &&
 		   !in->nr_mem) {
 		t->kind = K_STEP;
@@ -389,6 +393,9 @@ static int undo(const struct ti_insn *p, struct walk *w)
 		break;
 	case K_LOAD:
 		return 1;
+	case K_ADDREG:
+		w->approx = 1;	/* the register was the pointer; the index is unknown */
+		break;
 	default:
 		return -1;
 	}
@@ -428,6 +435,12 @@ static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg,
 		w.approx |= m;
 		if (p->call && caller_saved(w.reg))
 			return -1;
+		/* reg = index + pointer: the pointer may be the added register. */
+		if (p->kind == K_ADDREG && p->dst == w.reg && depth < TI_MAX_CHAIN &&
+		    track(ti, dec, p->addr, p->src, depth + 1, out) == 0) {
+			w.approx = 1;
+			return found(out, &w);
+		}
 		if ((p->written & (1u << w.reg)) && (m = undo(p, &w)) != 0) {
 			if (m < 0 || load_pointee(ti, dec, p, depth, out) != 0)
 				return -1;

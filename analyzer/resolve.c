@@ -24,6 +24,7 @@ struct hm_resolver {
 	uint8_t *fbuf;
 	struct hm_arena names;		/* "type.member" field names, interned */
 	struct hm_hash by_name;
+	struct hm_hash noaddr;		/* function -> struct hm_func_count */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
@@ -39,6 +40,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	}
 	hm_arena_init(&r->names);
 	hm_hash_init(&r->by_name);
+	hm_hash_init(&r->noaddr);
 	co.vmlinux = o->vmlinux;
 	co.sysroot = o->sysroot;
 	co.buildid_dir = o->buildid_dir;
@@ -64,6 +66,7 @@ void hm_resolver_close(struct hm_resolver *r)
 		hm_data_close(r->data);
 	free(r->fbuf);
 	hm_hash_free(&r->by_name);
+	hm_hash_free(&r->noaddr);
 	hm_arena_free(&r->names);
 	free(r);
 }
@@ -277,6 +280,8 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 		a->s.addr = obj.base + obj.offset;
 }
 
+static void count_noaddr(struct hm_resolver *r, const struct hm_access *a);
+
 void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 			struct hm_access *out)
 {
@@ -303,6 +308,43 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 	out->method = HM_M_NOADDR;
 	if (out->s.addr || op)
 		name_data(r, ev, out, &in, op);
+	if (!out->s.addr)
+		count_noaddr(r, out);
+}
+
+static void count_noaddr(struct hm_resolver *r, const struct hm_access *a)
+{
+	char key[512];
+	struct hm_func_count *fc;
+
+	snprintf(key, sizeof(key), "%s%s", a->s.kernel ? "[k] " : "",
+		 a->func ? a->func : "[unknown]");
+	if (!(fc = hm_hash_get(&r->noaddr, key))) {
+		fc = hm_arena_alloc(&r->names, sizeof(*fc));
+		fc->func = hm_arena_strdup(&r->names, key);
+		hm_hash_put(&r->noaddr, fc->func, fc);
+	}
+	fc->count++;
+}
+
+size_t hm_resolver_top_noaddr(const struct hm_resolver *r, struct hm_func_count *out, size_t n)
+{
+	size_t got = 0;
+
+	for (size_t i = 0; i < r->noaddr.cap; i++) {
+		const struct hm_func_count *fc = r->noaddr.slots[i].val;
+		size_t pos;
+
+		if (!r->noaddr.slots[i].key || (got == n && fc->count <= out[n - 1].count))
+			continue;
+		pos = got < n ? got++ : n - 1;
+		while (pos > 0 && out[pos - 1].count < fc->count) {
+			out[pos] = out[pos - 1];
+			pos--;
+		}
+		out[pos] = *fc;
+	}
+	return got;
 }
 
 const struct hm_resolve_stats *hm_resolver_stats(const struct hm_resolver *r)

@@ -37,6 +37,14 @@ void hm_resolver_track(struct hm_resolver *r, const struct hm_perf_event *ev);
 void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 			struct hm_access *out);
 const struct hm_resolve_stats *hm_resolver_stats(const struct hm_resolver *r);
+
+/* Where the samples without a data address were (kernel functions from kallsyms or
+ * vmlinux, user functions from their files): up to n functions, most samples first. */
+struct hm_func_count {
+	const char *func;	/* "[k] do_sys_openat2", "main", "[unknown]" */
+	uint64_t count;
+};
+size_t hm_resolver_top_noaddr(const struct hm_resolver *r, struct hm_func_count *out, size_t n);
 /* The data symbolizer's per-method counts and top unresolved ips. */
 struct hm_data *hm_resolver_data(struct hm_resolver *r);
 

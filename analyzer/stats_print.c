@@ -37,6 +37,15 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 	for (int m = 0; m < HM_M__COUNT; m++)
 		fprintf(out, "  %-8s %10llu  %5.1f%%\n", hm_data_method_name((enum hm_method)m),
 			(unsigned long long)ds.by_method[m], pct(ds.by_method[m], ds.total));
+	{
+		struct hm_func_count fc[TOP_UNRESOLVED];
+		size_t n = hm_resolver_top_noaddr(r, fc, TOP_UNRESOLVED);
+
+		if (n)
+			fprintf(out, "samples without a data address, by function ([k]: kernel):\n");
+		for (size_t i = 0; i < n; i++)
+			fprintf(out, "  %10llu  %s\n", (unsigned long long)fc[i].count, fc[i].func);
+	}
 	if (ds.nr_top)
 		fprintf(out, "top unresolved instructions:\n");
 	for (size_t i = 0; i < ds.nr_top; i++)

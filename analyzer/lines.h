@@ -187,9 +187,21 @@ struct hm_split {
 	uint64_t loads, stores;
 };
 
+/* A member of an accessed struct type that crosses a line boundary in the layout itself
+ * (whether or not a sample caught it): every access to it is a split when the object
+ * starts on a line boundary. */
+struct hm_straddle {
+	const char *type;		/* "struct record" */
+	const char *field;		/* "record.stamp" */
+	uint64_t offset, size;		/* in the type */
+	uint64_t accesses;		/* sampled accesses to objects of the type */
+};
+
 struct hm_splits {
 	struct hm_split *s;		/* by count, then page splits, then field */
 	size_t nr;
+	struct hm_straddle *st;		/* by accesses to the type, then type, offset */
+	size_t nr_st;
 	uint32_t line_size;
 	uint64_t sized;			/* accesses with an address and a known size */
 	uint64_t line_splits, page_splits;

@@ -159,6 +159,23 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 	hm_json_obj_end(j);
 }
 
+static void straddles(struct hm_json *j, const struct hm_report_view *v)
+{
+	const struct hm_splits *s = v->splits;
+
+	hm_json_arr_begin(j, "straddles");
+	for (size_t i = 0; s && i < s->nr_st; i++) {
+		hm_json_obj_begin(j, NULL);
+		hm_json_str(j, "type", s->st[i].type);
+		hm_json_str(j, "field", s->st[i].field);
+		hm_json_u64(j, "offset", s->st[i].offset);
+		hm_json_u64(j, "size", s->st[i].size);
+		hm_json_u64(j, "accesses", s->st[i].accesses);
+		hm_json_obj_end(j);
+	}
+	hm_json_arr_end(j);
+}
+
 static void splits(struct hm_json *j, const struct hm_report_view *v)
 {
 	const struct hm_splits *s = v->splits;
@@ -247,6 +264,7 @@ void hm_report_print_json(FILE *out, const struct hm_report_view *v)
 		line_obj(&j, l, &l->lines[i]);
 	hm_json_arr_end(&j);
 	splits(&j, v);
+	straddles(&j, v);
 	stats(&j, v);
 	hm_json_obj_end(&j);
 	hm_json_finish(&j);

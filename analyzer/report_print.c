@@ -322,6 +322,22 @@ static void splits_section(FILE *out, const struct hm_report_view *v)
 		     "none crosses a %u-byte boundary)\n", s->line_size);
 }
 
+static void straddles_section(FILE *out, const struct hm_report_view *v)
+{
+	const struct hm_splits *s = v->splits;
+	size_t n;
+
+	if (!s || !s->nr_st)
+		return;
+	n = shown(s->nr_st, v->top);
+	fprintf(out, "\nfields that straddle a %u-byte line in the layout of accessed types\n",
+		s->line_size);
+	fprintf(out, "%10s %7s %5s  %s\n", "accesses", "offset", "size", "field");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%10" PRIu64 " %7" PRIu64 " %5" PRIu64 "  %s\n", s->st[i].accesses,
+			s->st[i].offset, s->st[i].size, s->st[i].field);
+}
+
 void hm_report_print_text(FILE *out, const struct hm_report_view *v)
 {
 	summary(out, v);
@@ -334,11 +350,13 @@ void hm_report_print_text(FILE *out, const struct hm_report_view *v)
 		break;
 	case HM_VIEW_SPLITS:
 		splits_section(out, v);
+		straddles_section(out, v);
 		break;
 	case HM_VIEW_LINES:
 		lines_table(out, v);
 		sharing_section(out, v);
 		splits_section(out, v);
+		straddles_section(out, v);
 		break;
 	}
 }

@@ -70,6 +70,101 @@ static struct hm_split *split_new(struct hm_arena *a, const struct hm_access *x,
 	return s;
 }
 
+struct straddle_walk {
+	struct hm_arena *a;
+	const struct hm_type *t;
+	const char *tname;
+	uint32_t line_size;
+	uint64_t accesses;
+	struct hm_straddle *v;
+	size_t n, cap;
+};
+
+static int note_straddle(const struct hm_field *f, void *ctx)
+{
+	struct straddle_walk *w = ctx;
+	uint64_t first = f->bit_offset / 8;
+	uint64_t bits = f->m->bit_size ? f->m->bit_size : f->size * 8;
+	uint64_t last = bits ? (f->bit_offset + bits - 1) / 8 : first;
+	struct hm_straddle *st;
+
+	if (!bits || first / w->line_size == last / w->line_size)
+		return 0;
+	if (w->n == w->cap) {
+		struct hm_straddle *nv;
+
+		w->cap = w->cap ? w->cap * 2 : 8;
+		nv = hm_arena_alloc(w->a, w->cap * sizeof(*nv));
+		if (w->n)
+			memcpy(nv, w->v, w->n * sizeof(*nv));
+		w->v = nv;
+	}
+	st = &w->v[w->n++];
+	st->type = w->tname;
+	st->field = hm_arena_printf(w->a, "%s.%s", w->t->name ? w->t->name : "?", f->path);
+	st->offset = first;
+	st->size = last - first + 1;
+	st->accesses = w->accesses;
+	return 0;
+}
+
+static int cmp_straddle(const void *x, const void *y)
+{
+	const struct hm_straddle *a = x, *b = y;
+	int c;
+
+	if (a->accesses != b->accesses)
+		return a->accesses > b->accesses ? -1 : 1;
+	if ((c = strcmp(a->type, b->type)))
+		return c;
+	return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+struct type_count {
+	const struct hm_type *t;
+	uint64_t n;
+};
+
+/* The members of every accessed struct type that straddle a line in the layout. */
+static void static_straddles(struct hm_arena *a, const struct hm_access *acc, size_t n,
+			     uint32_t line_size, struct hm_splits *out)
+{
+	struct hm_map64 seen;
+	struct straddle_walk w = {.a = a, .line_size = line_size};
+
+	hm_map64_init(&seen);
+	for (size_t i = 0; i < n; i++) {
+		const struct hm_type *t = hm_type_strip(acc[i].type);
+		struct type_count *tc;
+
+		while (t && t->kind == HM_T_ARRAY)
+			t = hm_type_strip(t->ref);
+		if (!t || !hm_type_is_aggregate(t) || !t->size)
+			continue;
+		if (!(tc = hm_map64_get(&seen, (uint64_t)(uintptr_t)t))) {
+			tc = hm_arena_alloc(a, sizeof(*tc));
+			tc->t = t;
+			hm_map64_put(&seen, (uint64_t)(uintptr_t)t, tc);
+		}
+		tc->n++;
+	}
+	for (size_t i = 0; i < seen.cap; i++) {
+		const struct type_count *tc = seen.slots[i].val;
+
+		if (!seen.slots[i].key)
+			continue;
+		w.t = tc->t;
+		w.tname = hm_type_tag_name(a, tc->t);
+		w.accesses = tc->n;
+		hm_layout_walk(tc->t, 1, note_straddle, &w);
+	}
+	hm_map64_free(&seen);
+	if (w.n)
+		qsort(w.v, w.n, sizeof(*w.v), cmp_straddle);
+	out->st = w.v;
+	out->nr_st = w.n;
+}
+
 int hm_splits_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		    uint32_t line_size, struct hm_splits *out, struct hm_err *err)
 {
@@ -125,5 +220,6 @@ int hm_splits_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		out->s[i] = *list[i];
 	free(list);
 	qsort(out->s, out->nr, sizeof(*out->s), cmp_split);
+	static_straddles(a, acc, n, line_size, out);
 	return 0;
 }

@@ -60,6 +60,8 @@ check "read-mostly config: read, never written, nothing flagged" "$T/read_mostly
 rec split 100000000
 check "split access: counted and named" "$T/split.json" \
 	"any(s['field'] == 'record.stamp' and s['count'] > 10 for s in d['splits'])"
+check "split: the field straddles a line in the static layout" "$T/split.json" \
+	"any(s['field'] == 'record.stamp' and s['offset'] == 60 for s in d['straddles'])"
 
 "$H" report -i "$T/false_sharing.data" --html "$T/heat.html" >/dev/null 2>"$T/err"
 if grep -q '<svg' "$T/heat.html" && grep -q 'worker_stats' "$T/heat.html" && ! grep -q 'https\?://' "$T/heat.html"; then

@@ -174,6 +174,63 @@ static void member_changes(struct hm_arena *a, struct hm_type_diff *td, const st
 }
 
 /* Pairs of members present in both builds whose sharing of a cache line changed. */
+/* Sharing is judged between *units*: leaves, except that a union counts as one unit (its
+ * alternatives share their bytes and move together; pairing each of them with every
+ * other member would multiply the findings by the union's width). */
+static void add_unit(struct leaves *L, const char *path, uint64_t bit_off, uint64_t bits,
+		     const char *type)
+{
+	struct leaf *l;
+
+	if (L->n == L->cap) {
+		L->cap = L->cap ? L->cap * 2 : 64;
+		L->v = realloc(L->v, L->cap * sizeof(*L->v));
+		if (!L->v)
+			abort();
+	}
+	l = &L->v[L->n++];
+	l->path = hm_arena_strdup(L->a, *path ? path : "(anonymous)");
+	l->type = type;
+	l->bit_off = bit_off;
+	l->bits = bits;
+	l->first_line = bit_off / 8 / L->line;
+	l->last_line = bits ? (bit_off + bits - 1) / 8 / L->line : l->first_line;
+}
+
+static void walk_units(struct leaves *L, const struct hm_type *t, uint64_t base, const char *prefix,
+		       int depth)
+{
+	uint32_t nr;
+	const struct hm_member *m = hm_type_members(t, &nr);
+
+	for (uint32_t i = 0; i < nr && depth < 32; i++) {
+		const struct hm_type *s = hm_type_strip(m[i].type);
+		uint64_t bits = m[i].bit_size ? m[i].bit_size : (s ? s->size * 8 : 0);
+		const char *path = m[i].name ? (*prefix ? hm_arena_printf(L->a, "%s.%s", prefix,
+									    m[i].name)
+							 : m[i].name)
+					     : prefix;
+
+		if (!m[i].bit_size && s && (s->kind == HM_T_STRUCT || s->kind == HM_T_CLASS))
+			walk_units(L, s, base + m[i].bit_offset, path, depth + 1);
+		else
+			add_unit(L, path, base + m[i].bit_offset, bits,
+				 s && s->kind == HM_T_UNION ? "union" : "");
+	}
+}
+
+static void collect_units(struct leaves *L, struct hm_arena *a, const struct hm_type *t,
+			  uint32_t line)
+{
+	memset(L, 0, sizeof(*L));
+	L->a = a;
+	L->line = line;
+	walk_units(L, hm_type_strip(t), 0, "", 0);
+	hm_hash_init(&L->by_path);
+	for (size_t i = 0; i < L->n; i++)
+		hm_hash_put(&L->by_path, L->v[i].path, &L->v[i]);
+}
+
 static void sharing_changes(struct hm_arena *a, struct hm_type_diff *td, struct leaves *O,
 			    struct leaves *N)
 {
@@ -329,11 +386,15 @@ static struct hm_type_diff *diff_one(struct hm_arena *a, const char *name, const
 		if (o)
 			member_changes(a, td, o, &N.v[i]);
 	}
-	sharing_changes(a, td, &O, &N);
-	if (ot->kind != HM_T_UNION)
-		hole_changes(a, td, &so, &sn);
 	leaves_free(&O);
 	leaves_free(&N);
+	collect_units(&O, a, ot, line);
+	collect_units(&N, a, nt, line);
+	sharing_changes(a, td, &O, &N);
+	leaves_free(&O);
+	leaves_free(&N);
+	if (ot->kind != HM_T_UNION)
+		hole_changes(a, td, &so, &sn);
 	return td;
 }
 

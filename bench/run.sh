@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # make bench: wall time and peak RSS of `hitmap layout` against pahole on a large DWARF
 # file (a Debian kernel vmlinux when there is one), a kernel module and kernel BTF, then
-# a peer check of ~30 kernel types. See bench/README.md.
-#   usage: bench/run.sh [HITMAP] [--install]
+# a peer check of ~30 kernel types; then bench/diff.sh and bench/record.sh. See
+# bench/README.md.
+#   usage: bench/run.sh [HITMAP] [--install] [--install-rt]
 #   HM_BENCH_INSTALL=1  same as --install: apt-get the newest 6.1 cloud-amd64 -dbg kernel
+#                       (and, for diff.sh, 6.1.0-47 as the old one)
 #   HM_BENCH_FILE=PATH  the DWARF file to use instead of searching for one
 #   HM_BENCH_RUNS=N     keep the fastest of N runs per case (default 1)
 # Exits 0 whatever the numbers say; 2 only when a tool it needs is missing.
@@ -14,7 +16,8 @@ INSTALL=${HM_BENCH_INSTALL:-0}
 for a in "$@"; do
 	case $a in
 	--install) INSTALL=1 ;;
-	-h | --help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--install-rt) export HM_BENCH_INSTALL_RT=1 ;;
+	-h | --help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) HITMAP=$a ;;
 	esac
 done
@@ -29,6 +32,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 die() { echo "bench: $*" >&2; exit 2; }
+# Steps 6 and 7 end every run that gets past the tool checks: `hitmap diff` on two
+# kernels, then the overhead of `hitmap record`. Exits 2 when either lacked a tool.
+more_benches() {
+	local rc=0
+	echo; HM_BENCH_INSTALL=$INSTALL "$ROOT/bench/diff.sh" "$HITMAP" || rc=$?
+	echo; "$ROOT/bench/record.sh" "$HITMAP" || rc=$?
+	exit $((rc == 2 ? 2 : 0))
+}
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
 apt_install() { as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }
 
@@ -56,7 +67,7 @@ fi
 if [ -z "$FILE" ]; then
 	FILE=$(find /usr/lib/debug -type f -size +1M -printf '%s %p\n' 2>/dev/null |
 		sort -n | tail -1 | cut -d' ' -f2-)
-	[ -n "$FILE" ] || { echo "bench: no DWARF file under /usr/lib/debug; rerun with --install"; exit 0; }
+	[ -n "$FILE" ] || { echo "bench: no DWARF file under /usr/lib/debug; rerun with --install"; more_benches; }
 	echo "bench: no Debian vmlinux -dbg installed (--install fetches one);" \
 		"using the largest debug file instead"
 fi
@@ -166,7 +177,7 @@ END {
 # --- 5. correctness on a real kernel -----------------------------------------------------
 case $(basename "$FILE") in
 vmlinux*) ;;
-*) echo; echo "bench: $FILE is not a vmlinux; kernel peer check skipped"; exit 0 ;;
+*) echo; echo "bench: $FILE is not a vmlinux; kernel peer check skipped"; more_benches ;;
 esac
 echo
 echo "bench: peer check of $(echo $PEER_TYPES | wc -w) kernel types against pahole -C (DWARF)"
@@ -196,4 +207,4 @@ for t in "${differ[@]:0:4}"; do
 	echo "--- diff -w <(hitmap layout -t $t) <(pahole -C $t), first 12 lines"
 	diff -w "$tmp/h/$t" "$tmp/p/$t" 2>&1 | head -12
 done
-exit 0
+more_benches

@@ -28,7 +28,7 @@ static void *work(void *arg)
 	volatile unsigned long *sum = &results[(long)arg].sum;
 
 	for (unsigned long i = 0; i < iterations; i++)
-		*sum += (i % c->limit) * c->scale + c->mode;
+		*sum += c->limit * c->scale + c->mode + i;
 	return NULL;
 }
 

@@ -71,11 +71,10 @@ struct leaves {
 	struct hm_hash by_path;
 };
 
-static int add_leaf(const struct hm_field *f, void *ctx)
+static void push_leaf(struct leaves *L, const char *path, uint64_t bit_off, uint64_t bits,
+		      const char *type)
 {
-	struct leaves *L = ctx;
 	struct leaf *l;
-	const char *tc, *nc;
 
 	if (L->n == L->cap) {
 		L->cap = L->cap ? L->cap * 2 : 64;
@@ -84,13 +83,22 @@ static int add_leaf(const struct hm_field *f, void *ctx)
 			abort();
 	}
 	l = &L->v[L->n++];
-	l->path = hm_arena_strdup(L->a, *f->path ? f->path : "(anonymous)");
+	l->path = hm_arena_strdup(L->a, *path ? path : "(anonymous)");
+	l->type = type;
+	l->bit_off = bit_off;
+	l->bits = bits;
+	l->first_line = bit_off / 8 / L->line;
+	l->last_line = bits ? (bit_off + bits - 1) / 8 / L->line : l->first_line;
+}
+
+static int add_leaf(const struct hm_field *f, void *ctx)
+{
+	struct leaves *L = ctx;
+	const char *tc, *nc;
+
 	hm_type_decl(L->a, f->m->type, NULL, &tc, &nc);
-	l->type = *nc ? hm_arena_printf(L->a, "%s %s", tc, nc) : tc;
-	l->bit_off = f->bit_offset;
-	l->bits = f->m->bit_size ? f->m->bit_size : f->size * 8;
-	l->first_line = f->bit_offset / 8 / L->line;
-	l->last_line = l->bits ? (f->bit_offset + l->bits - 1) / 8 / L->line : l->first_line;
+	push_leaf(L, f->path, f->bit_offset, f->m->bit_size ? f->m->bit_size : f->size * 8,
+		  *nc ? hm_arena_printf(L->a, "%s %s", tc, nc) : tc);
 	return 0;
 }
 
@@ -177,26 +185,6 @@ static void member_changes(struct hm_arena *a, struct hm_type_diff *td, const st
 /* Sharing is judged between *units*: leaves, except that a union counts as one unit (its
  * alternatives share their bytes and move together; pairing each of them with every
  * other member would multiply the findings by the union's width). */
-static void add_unit(struct leaves *L, const char *path, uint64_t bit_off, uint64_t bits,
-		     const char *type)
-{
-	struct leaf *l;
-
-	if (L->n == L->cap) {
-		L->cap = L->cap ? L->cap * 2 : 64;
-		L->v = realloc(L->v, L->cap * sizeof(*L->v));
-		if (!L->v)
-			abort();
-	}
-	l = &L->v[L->n++];
-	l->path = hm_arena_strdup(L->a, *path ? path : "(anonymous)");
-	l->type = type;
-	l->bit_off = bit_off;
-	l->bits = bits;
-	l->first_line = bit_off / 8 / L->line;
-	l->last_line = bits ? (bit_off + bits - 1) / 8 / L->line : l->first_line;
-}
-
 static void walk_units(struct leaves *L, const struct hm_type *t, uint64_t base, const char *prefix,
 		       int depth)
 {
@@ -214,8 +202,8 @@ static void walk_units(struct leaves *L, const struct hm_type *t, uint64_t base,
 		if (!m[i].bit_size && s && (s->kind == HM_T_STRUCT || s->kind == HM_T_CLASS))
 			walk_units(L, s, base + m[i].bit_offset, path, depth + 1);
 		else
-			add_unit(L, path, base + m[i].bit_offset, bits,
-				 s && s->kind == HM_T_UNION ? "union" : "");
+			push_leaf(L, path, base + m[i].bit_offset, bits,
+				  s && s->kind == HM_T_UNION ? "union" : "");
 	}
 }
 

@@ -117,3 +117,14 @@ rc=$?
 	ok "--watch of an unknown symbol, or no traps: clear error" || nok "--watch unknown symbol" "rc=$rc" "$(cat "$T/err")"
 "$H" record -F 0 -- true 2>"$T/err"
 [ $? = 1 ] && ok "bad -F is a usage error" || nok "bad -F is a usage error"
+
+# perf's own watchpoint recording (perf record -e mem:ADDR:rw -d): hitmap reads it and
+# agrees with perf script (here both see no samples: the traps never arrive).
+gcc -O2 -g -no-pie -fno-toplevel-reorder -o "$T/lc" examples/layout_change.c
+addr=$(nm "$T/lc" | awk '$3 == "hot_counter" {print $1}')
+perf record -q -e "mem:0x$addr:rw" -d -o "$T/mem.data" -- "$T/lc" >/dev/null 2>&1
+np=$(count_perf "$T/mem.data")
+nh=$("$H" script -i "$T/mem.data" 2>"$T/err" | wc -l)
+if [ "$np" = "$nh" ] && grep -q "mem:0x$addr" "$T/err"; then
+	ok "a perf mem:ADDR:rw -d recording reads as perf reads it ($np samples, event named)"
+else nok "perf mem: recording" "perf=$np hitmap=$nh" "$(cat "$T/err")"; fi

@@ -1,0 +1,188 @@
+/* hitmap compare: two sets of runs (A, the base build, and B, the new one), each run
+ * resolved with its own build's debuginfo. Per run, metrics named by type.field (never
+ * by address, which differs between builds); per metric, mean, %stddev, %change and
+ * Welch's p over the runs (analyzer/stats.h); then the layout side: what B's build did
+ * to the lines and neighbours of the hot fields (analyzer/layoutdiff.h), ranked by how
+ * much contention moved with them. docs/compare.md has the rules. */
+#ifndef HM_COMPARE_H
+#define HM_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyzer/access.h"
+#include "analyzer/layoutdiff.h"
+#include "analyzer/stats.h"
+#include "core/arena.h"
+#include "core/buildid.h"
+#include "core/err.h"
+#include "core/hash.h"
+
+#define HM_CMP_PER 1000.0		/* field and type counts are per this many samples */
+#define HM_CMP_HOT 10.0			/* a field with this many samples per 1000 (1%) on
+					 * either side, or any contention, is hot */
+#define HM_CMP_MIN_EVENTS 5.0		/* a field or type count below this many events per
+					 * run on both sides is too rare to call significant:
+					 * one stray sample per run is not a change */
+
+enum hm_cmp_kind {
+	HM_CMP_RUN,			/* the run as a whole: samples, elapsed seconds */
+	HM_CMP_USER,			/* given per run (FILE:NAME=VALUE, FILE.metrics, --metric) */
+	HM_CMP_FIELD,			/* one type.field */
+	HM_CMP_TYPE,			/* one type: its lines */
+};
+
+/* One metric of one run. */
+struct hm_cmp_val {
+	const char *name;		/* "worker_stats.ops conflicts", "throughput" */
+	double v;
+	enum hm_cmp_kind kind;
+	const char *unit;		/* "per 1k samples", "cycles", "lines", "s", "" */
+	const char *field;		/* field metrics: "worker_stats.ops" */
+	const char *type;		/* field and type metrics: "worker_stats"; NULL for a
+					 * field that is a global scalar */
+	int contention;			/* the run's contention measure (conflicts, HITM...) */
+	int count;			/* a run that lacks it counted 0 of it; else (latency,
+					 * user metrics) such a run is left out of the mean */
+};
+
+/* One recording's metrics. */
+struct hm_cmp_run {
+	const char *path;
+	struct hm_cmp_val *v;		/* malloc'd; strings in the arena */
+	size_t n, cap;
+	struct hm_hash idx;		/* name -> index + 1 */
+	uint64_t samples;
+	enum hm_source source;		/* whose measure "contention" is */
+};
+
+/* The main executable of a recording: the file the workload exec'd, with the build-id
+ * the recording stored for it. */
+struct hm_cmp_ident {
+	const char *exe;		/* as recorded: "/work/examples/bin/false_sharing" */
+	const char *comm;		/* exec'd command name, NULL if not recorded */
+	uint8_t build_id[HM_BUILD_ID_MAX];
+	size_t build_id_size;		/* 0: none recorded (hm_cmp_identify refuses) */
+	const char *build_id_hex;
+};
+
+/* Reads the recording's COMM and MMAP records and its BUILD_ID table. Fails (exit 2)
+ * when no executable mapping or no build-id for it is recorded. */
+int hm_cmp_identify(struct hm_arena *a, const char *path, struct hm_cmp_ident *out,
+		    struct hm_err *err);
+/* All runs of one side must come from one build of one program: refuses the first run
+ * that differs from the first, naming both (side: "A" or "B"). */
+int hm_cmp_check_side(const char *side, const char *const *paths,
+		      const struct hm_cmp_ident *ids, size_t n, struct hm_err *err);
+/* The ELF file that carries id's build: the recorded path (under sysroot) while its
+ * build-id still matches, else buildid_dir/.build-id/xx/yyyy/elf, else
+ * /usr/lib/debug/.build-id/xx/yyyy.debug. NULL when none is at hand. */
+const char *hm_cmp_find_binary(struct hm_arena *a, const struct hm_cmp_ident *id,
+			       const char *sysroot, const char *buildid_dir);
+
+void hm_cmp_run_init(struct hm_cmp_run *r, const char *path);
+void hm_cmp_run_free(struct hm_cmp_run *r);
+/* The metrics of one run's accesses (docs/compare.md lists them). Counts are divided
+ * by the run's accesses and multiplied by HM_CMP_PER, so runs of different length
+ * compare. Strings are copied into a. */
+int hm_cmp_extract(struct hm_arena *a, const struct hm_access *acc, size_t n,
+		   uint32_t line_size, struct hm_cmp_run *out, struct hm_err *err);
+/* A user metric: "NAME=VALUE[,NAME=VALUE...]". */
+int hm_cmp_user_parse(struct hm_arena *a, struct hm_cmp_run *r, const char *text,
+		      struct hm_err *err);
+/* "NAME VALUE" lines ('#' starts a comment) from path; 0 when read, 1 when there is no
+ * such file, -1 on a malformed line. */
+int hm_cmp_user_file(struct hm_arena *a, struct hm_cmp_run *r, const char *path,
+		     struct hm_err *err);
+void hm_cmp_user_set(struct hm_arena *a, struct hm_cmp_run *r, const char *name, double v);
+
+/* One metric over both sides. */
+struct hm_cmp_metric {
+	const char *name, *unit, *field, *type;
+	enum hm_cmp_kind kind;
+	int contention;
+	double *a, *b;			/* one value per run, NaN where a run lacks it */
+	size_t seen_a, seen_b;		/* runs that measured it (the rest count 0 or are
+					 * left out, by struct hm_cmp_val.count) */
+	double a_events, b_events;	/* counts: mean events per run before scaling */
+	int rare;			/* both below HM_CMP_MIN_EVENTS: never significant */
+	struct hm_change c;
+};
+
+struct hm_cmp {
+	struct hm_cmp_metric *m;	/* significant first, rare last, then by |%change|,
+					 * then name */
+	size_t nr;
+	size_t na, nb;			/* runs per side */
+	enum hm_source source_a, source_b;
+};
+
+int hm_cmp_build(struct hm_arena *a, const struct hm_cmp_run *ra, size_t na,
+		 const struct hm_cmp_run *rb, size_t nb, struct hm_cmp *out);
+const struct hm_cmp_metric *hm_cmp_find(const struct hm_cmp *c, const char *name);
+/* "only A", "only B" (measured in no run of the other side), or NULL. */
+const char *hm_cmp_presence(const struct hm_cmp_metric *m);
+
+/* The layout side. */
+enum hm_cmp_hot_status {
+	HM_CMP_CHANGED,			/* B's build moved it or changed its neighbours */
+	HM_CMP_ONLY_A,			/* B's type has no such member */
+	HM_CMP_ONLY_B,
+	HM_CMP_TYPE_ONLY_A,		/* B's build has no such type */
+	HM_CMP_TYPE_ONLY_B,
+};
+
+struct hm_cmp_hot {
+	const char *field, *type, *member;	/* "worker_stats.ops", "worker_stats", "ops" */
+	enum hm_cmp_hot_status status;
+	const char *measure;		/* "conflicts", "HITM", "transfers" */
+	double a, b;			/* its contention, means per HM_CMP_PER samples */
+	const struct hm_finding **f;	/* the diff's findings for this member */
+	const char **why;		/* per finding, one sentence about this member */
+	uint32_t nr_f;
+};
+
+struct hm_cmp_layout {
+	const char *a_path, *b_path;	/* the binaries diffed */
+	uint32_t line_size;
+	struct hm_cmp_hot *hot;		/* by |b - a|, then field */
+	size_t nr;
+	size_t unchanged;		/* hot fields whose offset, line and neighbours stayed */
+	const char **elsewhere;		/* hot types in neither main executable (libraries) */
+	size_t nr_elsewhere;
+};
+
+/* Diffs (hm_diff_types, old = A's build) the types of the hot fields and keeps the hot
+ * fields the diff names. */
+int hm_cmp_layout(struct hm_arena *a, const struct hm_cmp *c, struct hm_layout *la,
+		  struct hm_layout *lb, uint32_t line_size, struct hm_cmp_layout *out,
+		  struct hm_err *err);
+const char *hm_cmp_hot_status_name(enum hm_cmp_hot_status s);
+
+/* compare_print.c */
+struct hm_cmp_side {
+	const char *const *files;
+	size_t n;
+	const struct hm_cmp_ident *id;	/* the side's build (its first run) */
+	const struct hm_cmp_run *runs;
+};
+
+struct hm_cmp_view {
+	struct hm_cmp_side a, b;
+	const struct hm_cmp *cmp;
+	const struct hm_cmp_layout *layout;	/* NULL when not computed */
+	const char *const *notes;		/* one line each: what could not be done */
+	size_t nr_notes;
+	const char *const *only;		/* --metric NAME filters (substring); NULL: all */
+	size_t nr_only;
+	size_t top;				/* text: not-significant rows shown; 0: all */
+	uint32_t line_size;
+};
+
+/* Whether metric m passes the view's --metric filters. */
+int hm_cmp_view_wants(const struct hm_cmp_view *v, const struct hm_cmp_metric *m);
+void hm_cmp_print_text(FILE *out, const struct hm_cmp_view *v);
+void hm_cmp_print_json(FILE *out, const struct hm_cmp_view *v);
+
+#endif

@@ -1,0 +1,202 @@
+/* Which build a recording is: its main executable and build-id, and the checks that
+ * every run of a side comes from one build of one program. */
+#include "analyzer/compare.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/perfdata.h"
+
+#define MAX_MAPS 256
+
+/* --- which build a run is --- */
+
+struct map_cand {
+	uint32_t pid;
+	const char *file;
+	uint8_t bid[HM_BUILD_ID_MAX];
+	uint8_t bid_size;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Shared objects (libc.so.6, ld-linux-x86-64.so.2) are never the workload. */
+static int is_library(const char *file)
+{
+	return strstr(base_name(file), ".so") != NULL;
+}
+
+static char *hex(struct hm_arena *a, const uint8_t *id, size_t n)
+{
+	char *s = hm_arena_alloc(a, 2 * n + 1);
+
+	for (size_t i = 0; i < n; i++)
+		snprintf(s + 2 * i, 3, "%02x", id[i]);
+	return s;
+}
+
+/* The exec'd program: the command name is at most 15 characters of the file name. */
+static int matches_comm(const char *file, const char *comm)
+{
+	return comm && *comm && !strncmp(base_name(file), comm, strlen(comm));
+}
+
+static const struct map_cand *pick_exe(const struct map_cand *m, size_t n, uint32_t pid,
+				       const char *comm)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].pid == pid && matches_comm(m[i].file, comm))
+			return &m[i];
+	for (size_t i = 0; i < n; i++)
+		if (m[i].pid == pid && !is_library(m[i].file))
+			return &m[i];
+	for (size_t i = 0; i < n; i++)
+		if (!is_library(m[i].file))
+			return &m[i];
+	return NULL;
+}
+
+/* Reads records until the exec'd command and its executable's mapping are known. */
+static int scan_maps(struct hm_arena *a, struct hm_perfdata *pd, struct map_cand *m,
+		     size_t *nm, uint32_t *pid, const char **comm, struct hm_err *err)
+{
+	struct hm_perf_event ev;
+	int rc, have_exec = 0, have_pid = 0, first_comm = 0;
+
+	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0) {
+		if (ev.type == PERF_RECORD_COMM && !have_exec &&
+		    ((ev.misc & PERF_RECORD_MISC_COMM_EXEC) || !first_comm)) {
+			/* without an exec flag (hitmap's own COMM, perf -p), the first COMM
+			 * stands in, but only until an exec shows up */
+			have_exec = (ev.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+			first_comm = have_pid = 1;
+			*pid = ev.comm.pid;
+			*comm = hm_arena_strdup(a, ev.comm.comm ? ev.comm.comm : "");
+		} else if (ev.type == PERF_RECORD_SAMPLE && !have_pid) {
+			have_pid = 1;
+			*pid = ev.sample.pid;
+		} else if ((ev.type == PERF_RECORD_MMAP || ev.type == PERF_RECORD_MMAP2) &&
+			   *nm < MAX_MAPS && ev.mmap.filename && ev.mmap.filename[0] == '/') {
+			struct map_cand *c = &m[(*nm)++];
+
+			c->pid = ev.mmap.pid;
+			c->file = hm_arena_strdup(a, ev.mmap.filename);
+			c->bid_size = ev.mmap.build_id_size > HM_BUILD_ID_MAX ? 0
+									      : ev.mmap.build_id_size;
+			memcpy(c->bid, ev.mmap.build_id, c->bid_size);
+			if (have_exec && c->pid == *pid && matches_comm(c->file, *comm))
+				break;
+		}
+	}
+	if (!have_pid && *nm)
+		*pid = m[0].pid;
+	return rc < 0 ? -1 : 0;
+}
+
+int hm_cmp_identify(struct hm_arena *a, const char *path, struct hm_cmp_ident *out,
+		    struct hm_err *err)
+{
+	struct map_cand *m = calloc(MAX_MAPS, sizeof(*m));
+	const struct map_cand *exe;
+	const struct hm_perf_features *f;
+	struct hm_perfdata *pd;
+	size_t nm = 0;
+	uint32_t pid = 0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return hm_err_set(err, HM_EXIT_ENV, "out of memory");
+	if (!strcmp(path, "-")) {
+		free(m);
+		return hm_err_set(err, HM_EXIT_USAGE, "compare reads recordings from files, not "
+				  "from a pipe: record each run with -o FILE");
+	}
+	if (hm_perfdata_open(path, &pd, err)) {
+		free(m);
+		return -1;
+	}
+	if (scan_maps(a, pd, m, &nm, &pid, &out->comm, err))
+		goto out;
+	if (!(exe = pick_exe(m, nm, pid, out->comm))) {
+		hm_err_set(err, HM_EXIT_INPUT, "%s: no mapping of the workload's executable is "
+			   "recorded, so its build is unknown: record with 'hitmap record -- CMD' or "
+			   "'perf record', which keep MMAP records", path);
+		goto out;
+	}
+	out->exe = exe->file;
+	f = hm_perfdata_features(pd);
+	for (uint32_t i = 0; i < f->nr_build_ids && !out->build_id_size; i++)
+		if (f->build_ids[i].filename && !strcmp(f->build_ids[i].filename, exe->file) &&
+		    f->build_ids[i].size <= HM_BUILD_ID_MAX) {
+			out->build_id_size = f->build_ids[i].size;
+			memcpy(out->build_id, f->build_ids[i].id, out->build_id_size);
+		}
+	if (!out->build_id_size && exe->bid_size) {
+		out->build_id_size = exe->bid_size;
+		memcpy(out->build_id, exe->bid, exe->bid_size);
+	}
+	if (!out->build_id_size) {
+		hm_err_set(err, HM_EXIT_INPUT, "%s: no build-id is recorded for %s, so runs of "
+			   "different builds cannot be told apart: record again with 'hitmap record' "
+			   "(or 'perf record' without --no-buildid)", path, exe->file);
+		goto out;
+	}
+	out->build_id_hex = hex(a, out->build_id, out->build_id_size);
+	rc = 0;
+out:
+	hm_perfdata_close(pd);
+	free(m);
+	return rc;
+}
+
+int hm_cmp_check_side(const char *side, const char *const *paths,
+		      const struct hm_cmp_ident *ids, size_t n, struct hm_err *err)
+{
+	for (size_t i = 1; i < n; i++) {
+		const struct hm_cmp_ident *x = &ids[i], *y = &ids[0];
+
+		if (x->build_id_size == y->build_id_size &&
+		    !memcmp(x->build_id, y->build_id, x->build_id_size))
+			continue;
+		if (strcmp(base_name(x->exe), base_name(y->exe)))
+			return hm_err_set(err, HM_EXIT_INPUT, "%s ran %s but %s ran %s: runs of "
+					  "different workloads on side %s: give the runs of one "
+					  "program per side", paths[i], x->exe, paths[0], y->exe, side);
+		return hm_err_set(err, HM_EXIT_INPUT, "%s was recorded from another build of %s "
+				  "(build-id %s; %s has %s): compare runs of one build per side",
+				  paths[i], base_name(x->exe), x->build_id_hex, paths[0],
+				  y->build_id_hex);
+	}
+	return 0;
+}
+
+static int has_build(const char *path, const struct hm_cmp_ident *id)
+{
+	uint8_t got[HM_BUILD_ID_MAX];
+
+	return hm_buildid_read(path, got) == id->build_id_size &&
+	       !memcmp(got, id->build_id, id->build_id_size);
+}
+
+const char *hm_cmp_find_binary(struct hm_arena *a, const struct hm_cmp_ident *id,
+			       const char *sysroot, const char *buildid_dir)
+{
+	const char *h = id->build_id_hex, *p;
+
+	p = hm_arena_printf(a, "%s%s", sysroot ? sysroot : "", id->exe);
+	if (has_build(p, id))
+		return p;
+	if (buildid_dir &&
+	    has_build(p = hm_arena_printf(a, "%s/.build-id/%.2s/%s/elf", buildid_dir, h, h + 2), id))
+		return p;
+	p = hm_arena_printf(a, "/usr/lib/debug/.build-id/%.2s/%s.debug", h, h + 2);
+	return has_build(p, id) ? p : NULL;
+}
+

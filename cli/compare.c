@@ -1,0 +1,375 @@
+/* hitmap compare A1.data[:NAME=V,...]... -- B1.data[:NAME=V,...]... [--metric NAME]
+ *                [--metric NAME=V1,V2,...] [--line-size N] [--top N] [--json] ... */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyzer/compare.h"
+#include "analyzer/lines.h"
+#include "analyzer/load.h"
+#include "cli/cmds.h"
+
+#define MAX_OPTS 64
+
+struct compare_args {
+	const char **files;		/* A's runs, then B's */
+	const char **suffix;		/* per run: "NAME=V,..." given after FILE:, or NULL */
+	size_t na, nb;
+	const char *filters[MAX_OPTS], *lists[MAX_OPTS];	/* --metric NAME, NAME=V1,.. */
+	size_t nr_filters, nr_lists;
+	int json, no_layout;
+	size_t top;
+	uint32_t line_size;
+	struct hm_resolve_opts ro;
+};
+
+static void compare_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hitmap compare A1.data A2.data ... -- B1.data B2.data ... [--json]\n"
+		"                      [--metric NAME] [--metric NAME=V1,V2,...] [--top N]\n"
+		"                      [--line-size N] [--no-layout] [--vmlinux F] [--sysroot D]\n"
+		"                      [--buildid-dir D]\n\n"
+		"A: runs of the base build, B: runs of the new build (3 to 5 each: the test needs\n"
+		"at least 2). Each run is read with its own build's debuginfo and matched by\n"
+		"type.field. A run's own metrics: FILE:NAME=VALUE[,NAME=VALUE], or a file\n"
+		"FILE.metrics (or FILE without .data, plus .metrics) of 'NAME VALUE' lines.\n"
+		"  --metric NAME          show only metrics whose name contains NAME\n"
+		"  --metric NAME=V1,...   one value per run: A's runs, then B's, in order\n"
+		"  --top N                non-significant rows shown in text (default 20; 0: all)\n"
+		"  --line-size N          cache-line size (default 64)\n"
+		"  --no-layout            skip the layout diff of the two builds\n"
+		"  --json                 hitmap.compare/1\n");
+}
+
+/* "A1.data:throughput=12" -> file and suffix, unless the whole argument is a file. */
+static void split_file(const char *arg, const char **file, const char **suffix)
+{
+	const char *c;
+
+	*file = arg;
+	*suffix = NULL;
+	if (access(arg, F_OK) == 0)
+		return;
+	for (c = strrchr(arg, ':'); c; c = c > arg ? memrchr(arg, ':', (size_t)(c - arg)) : NULL) {
+		char *f = strndup(arg, (size_t)(c - arg));
+		int ok = f && access(f, F_OK) == 0;	/* "a1.data:tput" fails in the parser */
+
+		if (ok) {
+			*file = f;	/* lives as long as the command */
+			*suffix = c + 1;
+			return;
+		}
+		free(f);
+	}
+}
+
+static int value_opt(const char *arg, const char *name, int argc, char **argv, int *i,
+		     const char **val)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(arg, name, n))
+		return 0;
+	if (arg[n] == '=') {
+		*val = arg + n + 1;
+		return 1;
+	}
+	if (arg[n] || *i + 1 >= argc)
+		return arg[n] ? 0 : -1;
+	*val = argv[++*i];
+	return 1;
+}
+
+static int option(struct compare_args *a, int argc, char **argv, int *i)
+{
+	static const char *const names[] = {"--metric", "--line-size", "--top", "--vmlinux",
+					    "--sysroot", "--buildid-dir"};
+	const char *arg = argv[*i], *val = NULL;
+	char *end;
+	size_t k;
+	int r = 0;
+
+	if (!strcmp(arg, "--json"))
+		return a->json = 1;
+	if (!strcmp(arg, "--no-layout"))
+		return a->no_layout = 1;
+	if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+		compare_usage(stdout);
+		exit(HM_EXIT_OK);
+	}
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if ((r = value_opt(arg, names[k], argc, argv, i, &val)))
+			break;
+	if (r <= 0) {
+		fprintf(stderr, "hitmap compare: %s: %s\n", arg,
+			r < 0 ? "needs a value" : "unknown option; see hitmap compare --help");
+		return -1;
+	}
+	switch (k) {
+	case 0:
+		if (strchr(val, '=') ? a->nr_lists == MAX_OPTS : a->nr_filters == MAX_OPTS)
+			return -1;
+		if (strchr(val, '='))
+			a->lists[a->nr_lists++] = val;
+		else
+			a->filters[a->nr_filters++] = val;
+		return 1;
+	case 1:
+		a->line_size = (uint32_t)strtoul(val, &end, 0);
+		if (*end || a->line_size < 8 || a->line_size > 4096 ||
+		    (a->line_size & (a->line_size - 1))) {
+			fprintf(stderr, "hitmap compare: --line-size %s: give a power of two "
+					"between 8 and 4096 (64, or 128 for adjacent-line prefetch)\n", val);
+			return -1;
+		}
+		return 1;
+	case 2:
+		a->top = strtoul(val, &end, 0);
+		return *end ? -1 : 1;
+	case 3: a->ro.vmlinux = val; return 1;
+	case 4: a->ro.sysroot = val; return 1;
+	default: a->ro.buildid_dir = val; return 1;
+	}
+}
+
+static int parse_args(int argc, char **argv, struct compare_args *a)
+{
+	int side_b = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->line_size = 64;
+	a->top = 20;
+	a->files = calloc((size_t)argc, sizeof(*a->files));
+	a->suffix = calloc((size_t)argc, sizeof(*a->suffix));
+	if (!a->files || !a->suffix)
+		return -1;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		size_t n = a->na + a->nb;
+
+		if (!strcmp(arg, "--") && !side_b) {
+			side_b = 1;
+		} else if (arg[0] == '-' && arg[1]) {
+			if (option(a, argc, argv, &i) < 0)
+				return -1;
+		} else {
+			split_file(arg, &a->files[n], &a->suffix[n]);
+			++*(side_b ? &a->nb : &a->na);
+		}
+	}
+	if (!a->na || !a->nb) {
+		fprintf(stderr, "hitmap compare: give the runs of both builds: A1.data A2.data ... "
+				"-- B1.data B2.data ...\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* FILE.metrics, else FILE without its extension plus .metrics. */
+static int metrics_file(struct hm_arena *ar, struct hm_cmp_run *r, const char *file,
+			struct hm_err *err)
+{
+	const char *dot = strrchr(file, '.'), *slash = strrchr(file, '/');
+	int rc = hm_cmp_user_file(ar, r, hm_arena_printf(ar, "%s.metrics", file), err);
+
+	if (rc == 1 && dot && (!slash || dot > slash))
+		rc = hm_cmp_user_file(ar, r, hm_arena_printf(ar, "%.*s.metrics",
+							     (int)(dot - file), file), err);
+	return rc < 0 ? -1 : 0;
+}
+
+/* --metric NAME=V1,V2,...: value i belongs to run i (A's runs, then B's). */
+static int metric_lists(struct hm_arena *ar, const struct compare_args *a,
+			struct hm_cmp_run *runs, struct hm_err *err)
+{
+	size_t n = a->na + a->nb;
+
+	for (size_t k = 0; k < a->nr_lists; k++) {
+		const char *s = a->lists[k], *eq = strchr(s, '=');
+		char *name = hm_arena_printf(ar, "%.*s", (int)(eq - s), s), *end;
+		size_t i = 0;
+
+		for (s = eq + 1; i < n && *s; i++) {
+			hm_cmp_user_set(ar, &runs[i], name, strtod(s, &end));
+			if (end == s || (*end && *end != ','))
+				break;
+			s = *end ? end + 1 : end;
+		}
+		if (i != n || *s)
+			return hm_err_set(err, HM_EXIT_USAGE, "--metric %s: give %zu numbers, one "
+					  "per run (A's runs, then B's, in command-line order)",
+					  a->lists[k], n);
+	}
+	return 0;
+}
+
+static int load_run(struct hm_arena *ar, const struct compare_args *a, size_t i,
+		    struct hm_cmp_run *r, const char ***notes, size_t *nr_notes,
+		    struct hm_err *err)
+{
+	struct hm_recording rec;
+	int rc;
+
+	hm_cmp_run_init(r, a->files[i]);
+	if (hm_recording_load(a->files[i], &a->ro, NULL, NULL, &rec, err))
+		return -1;
+	if (rec.lost)
+		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %llu samples were lost while "
+			"recording: its counts are low; record with a larger -m or a lower -F",
+			a->files[i], (unsigned long long)rec.lost);
+	rc = hm_cmp_extract(ar, rec.acc, rec.n, a->line_size, r, err);
+	hm_recording_free(&rec);
+	if (!rc && a->suffix[i])
+		rc = hm_cmp_user_parse(ar, r, a->suffix[i], err);
+	if (!rc)
+		rc = metrics_file(ar, r, a->files[i], err);
+	return rc;
+}
+
+static int identify(struct hm_arena *ar, const struct compare_args *a, struct hm_cmp_ident *ids,
+		    struct hm_err *err)
+{
+	for (size_t i = 0; i < a->na + a->nb; i++)
+		if (hm_cmp_identify(ar, a->files[i], &ids[i], err))
+			return -1;
+	if (hm_cmp_check_side("A", a->files, ids, a->na, err) ||
+	    hm_cmp_check_side("B", a->files + a->na, ids + a->na, a->nb, err))
+		return -1;
+	return 0;
+}
+
+static int same_build(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y)
+{
+	return x->build_id_size == y->build_id_size &&
+	       !memcmp(x->build_id, y->build_id, x->build_id_size);
+}
+
+/* The layout side; what stops it is a note, not a failure: the statistics stand alone. */
+static const struct hm_cmp_layout *layout_side(struct hm_arena *ar, const struct compare_args *a,
+					       const struct hm_cmp_ident *ia,
+					       const struct hm_cmp_ident *ib, const struct hm_cmp *c,
+					       struct hm_cmp_layout *out, const char **note)
+{
+	const char *pa = hm_cmp_find_binary(ar, ia, a->ro.sysroot, a->ro.buildid_dir);
+	const char *pb = hm_cmp_find_binary(ar, ib, a->ro.sysroot, a->ro.buildid_dir);
+	struct hm_layout *la = NULL, *lb = NULL;
+	struct hm_err err = {0};
+	int rc;
+
+	if (same_build(ia, ib)) {
+		*note = "A and B ran the same build: no layout to compare";
+		return NULL;
+	}
+	if (!pa || !pb) {
+		const struct hm_cmp_ident *m = pa ? ib : ia;
+
+		*note = hm_arena_printf(ar, "layout side skipped: no file with build-id %s of %s is "
+					"at hand (rebuilt since recording?): give it with "
+					"--buildid-dir (perf's build-id cache) or --sysroot",
+					m->build_id_hex, m->exe);
+		return NULL;
+	}
+	if (hm_layout_open(pa, &la, &err) || hm_layout_open(pb, &lb, &err)) {
+		*note = hm_arena_printf(ar, "layout side skipped: %s", err.msg);
+		if (la)
+			hm_layout_close(la);
+		return NULL;
+	}
+	rc = hm_cmp_layout(ar, c, la, lb, a->line_size, out, &err);
+	hm_layout_close(la);
+	hm_layout_close(lb);
+	if (rc) {
+		*note = hm_arena_printf(ar, "layout side skipped: %s", err.msg);
+		return NULL;
+	}
+	return out;
+}
+
+static void table_notes(struct hm_arena *ar, const struct hm_cmp *c, const char **notes,
+			size_t *nr)
+{
+	if (c->na < 2 || c->nb < 2)
+		notes[(*nr)++] = hm_arena_printf(ar, "%zu run%s in A and %zu in B: means only, no "
+			"test (p n/a) without 2 runs per side: record 3 to 5 runs of each build",
+			c->na, c->na == 1 ? "" : "s", c->nb);
+	if (c->source_a != c->source_b)
+		notes[(*nr)++] = hm_arena_printf(ar, "A was recorded with %s and B with %s: "
+			"their contention measures differ and do not compare: record both sides "
+			"with the same -c", hm_source_name(c->source_a), hm_source_name(c->source_b));
+}
+
+static int run_compare(struct hm_arena *ar, const struct compare_args *a, struct hm_err *err)
+{
+	size_t n = a->na + a->nb, nr_notes = 0;
+	struct hm_cmp_ident *ids = hm_arena_alloc(ar, n * sizeof(*ids));
+	struct hm_cmp_run *runs = calloc(n, sizeof(*runs));
+	const char **notes = hm_arena_alloc(ar, (n + 8) * sizeof(*notes));
+	struct hm_cmp cmp;
+	struct hm_cmp_layout lay;
+	struct hm_cmp_view v = {0};
+	size_t i = 0;
+	int rc = -1;
+
+	if (!runs || identify(ar, a, ids, err))
+		goto out;
+	for (i = 0; i < n; i++)
+		if (load_run(ar, a, i, &runs[i], &notes, &nr_notes, err)) {
+			i++;
+			goto out;
+		}
+	if (metric_lists(ar, a, runs, err))
+		goto out;
+	hm_cmp_build(ar, runs, a->na, runs + a->na, a->nb, &cmp);
+	table_notes(ar, &cmp, notes, &nr_notes);
+	v.a = (struct hm_cmp_side){a->files, a->na, &ids[0], runs};
+	v.b = (struct hm_cmp_side){a->files + a->na, a->nb, &ids[a->na], runs + a->na};
+	v.cmp = &cmp;
+	if (!a->no_layout)
+		v.layout = layout_side(ar, a, &ids[0], &ids[a->na], &cmp, &lay, &notes[nr_notes]);
+	nr_notes += !a->no_layout && !v.layout;
+	v.notes = notes;
+	v.nr_notes = nr_notes;
+	v.only = a->filters;
+	v.nr_only = a->nr_filters;
+	v.top = a->top;
+	v.line_size = a->line_size;
+	if (a->json)
+		hm_cmp_print_json(stdout, &v);
+	else
+		hm_cmp_print_text(stdout, &v);
+	rc = 0;
+out:
+	while (runs && i--)
+		hm_cmp_run_free(&runs[i]);
+	free(runs);
+	return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_args a;
+	struct hm_arena ar;
+	struct hm_err err = {0};
+	int rc = HM_EXIT_OK;
+
+	if (parse_args(argc, argv, &a)) {
+		compare_usage(stderr);
+		free(a.files);
+		free(a.suffix);
+		return HM_EXIT_USAGE;
+	}
+	hm_arena_init(&ar);
+	if (run_compare(&ar, &a, &err)) {
+		fprintf(stderr, "hitmap compare: %s\n", err.msg);
+		rc = err.code ? err.code : HM_EXIT_INPUT;
+	}
+	hm_arena_free(&ar);
+	for (size_t i = 0; i < a.na + a.nb; i++)
+		if (a.suffix[i])
+			free((char *)a.files[i]);	/* split_file's copy */
+	free(a.files);
+	free(a.suffix);
+	return rc;
+}

@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{"script", cmd_script, "dump the samples of a perf.data file, like perf script"},
 	{"check", cmd_check, "what can be collected on this machine, and why not"},
 	{"diff", cmd_diff, "what a struct change between two builds does to cache lines"},
+	{"whatif", cmd_whatif, "replay a recording through another layout: which lines stop or start being shared"},
 	{"compare", cmd_compare, "runs of two builds: per-field statistics, significance, layout changes"},
 };
 

@@ -5,10 +5,10 @@
  * usage: false_sharing [ITERATIONS]   (default 200000000) */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "pin.h"
 
 #ifdef PADDED
 #define LINE_ALIGNED __attribute__((aligned(64)))
@@ -49,19 +49,6 @@ static void *count_errors(void *arg)
 	return NULL;
 }
 
-/* Each worker on its own CPU (when there are two), so that the line really moves between
- * caches even on a busy machine. */
-static void pin(pthread_t t, int i)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	if (n < 2)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(i % n, &set);
-	pthread_setaffinity_np(t, sizeof(set), &set);
-}
 
 int main(int argc, char **argv)
 {

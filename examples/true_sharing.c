@@ -3,10 +3,10 @@
  * usage: true_sharing [ITERATIONS] */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "pin.h"
 
 struct shared_counter {
 	unsigned long hits;	/* written by both threads */
@@ -26,19 +26,6 @@ static void *bump(void *arg)
 	return NULL;
 }
 
-/* Each worker on its own CPU (when there are two), so that the line really moves between
- * caches even on a busy machine. */
-static void pin(pthread_t t, int i)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	if (n < 2)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(i % n, &set);
-	pthread_setaffinity_np(t, sizeof(set), &set);
-}
 
 int main(int argc, char **argv)
 {

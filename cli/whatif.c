@@ -1,0 +1,265 @@
+/* hitmap whatif -i FILE (--layout NEWBUILD [-t TYPE] | --pad T.F=BYTES | --align T.F=N |
+ *                        --order T=f1,f2,... | --suggest TYPE) [--line-size N] [--json] */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/load.h"
+#include "analyzer/whatif.h"
+#include "cli/cmds.h"
+
+#define MAX_ORDER 1024
+
+struct whatif_args {
+	const char *input, *layout, *only, *suggest;
+	struct hm_wi_edit edits[HM_WI_MAX_EDITS];
+	uint32_t nr_edits;
+	int json;
+	size_t top;
+	uint32_t line_size;
+	uint64_t window_ns;
+	char change[1024];		/* the change as given, for the output */
+	struct hm_resolve_opts ro;
+};
+
+static void whatif_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hitmap whatif [-i FILE] (--layout NEWBUILD [-t TYPE] | --pad TYPE.FIELD=BYTES |\n"
+		"                     --align TYPE.FIELD=N | --order TYPE=f1,f2,... | --suggest TYPE)\n"
+		"                     [--line-size 64|128] [--json] [--top N] [--window US]\n\n"
+		"Replays the recorded accesses through another layout and predicts which cache\n"
+		"lines stop or start being shared (docs/whatif.md).\n\n"
+		"  -i FILE        the recording (default perf.data)\n"
+		"  --layout F     the same types as built in F (ELF with DWARF); -t limits it to one\n"
+		"  --pad T.F=N    insert N bytes before member F of struct T\n"
+		"  --align T.F=N  align member F to N (the struct's alignment becomes at least N)\n"
+		"  --order T=a,b  lay T's members out in this order (the rest follow), as a C\n"
+		"                 compiler would; --pad, --align and --order combine\n"
+		"  --suggest T    propose a layout that separates members written by different\n"
+		"                 threads, and predict it\n"
+		"  --top N        lines shown (0: all)\n");
+}
+
+static void append(struct whatif_args *a, const char *opt, const char *arg)
+{
+	size_t used = strlen(a->change);
+
+	snprintf(a->change + used, sizeof(a->change) - used, "%s%s %s", used ? " " : "", opt, arg);
+}
+
+static int split_edit(struct whatif_args *a, enum hm_wi_kind kind, char *arg)
+{
+	struct hm_wi_edit *e = &a->edits[a->nr_edits];
+	static const char *const opt[] = {"--layout", "--pad", "--align", "--order"};
+	char *eq = strrchr(arg, '='), *dot, *end;
+
+	if (a->nr_edits == HM_WI_MAX_EDITS) {
+		fprintf(stderr, "hitmap whatif: more than %d edits: combine fewer\n", HM_WI_MAX_EDITS);
+		return -1;
+	}
+	append(a, opt[kind], arg);
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	if (!eq || eq == arg)
+		goto bad;
+	*eq = '\0';
+	e->type = arg;
+	if (kind == HM_WI_ORDER) {
+		e->order = calloc(MAX_ORDER, sizeof(*e->order));
+		for (char *f = strtok(eq + 1, ","); f && e->nr_order < MAX_ORDER; f = strtok(NULL, ","))
+			e->order[e->nr_order++] = f;
+		if (!e->nr_order)
+			goto bad;
+		a->nr_edits++;
+		return 0;
+	}
+	if (!(dot = strrchr(arg, '.')) || dot == arg || !dot[1])
+		goto bad;
+	*dot = '\0';
+	e->field = dot + 1;
+	e->value = strtoull(eq + 1, &end, 0);
+	if (*end || !eq[1])
+		goto bad;
+	a->nr_edits++;
+	return 0;
+bad:
+	fprintf(stderr, "hitmap whatif: %s %s: write %s\n", opt[kind], arg,
+		kind == HM_WI_ORDER ? "TYPE=field1,field2,..." : kind == HM_WI_PAD
+			? "TYPE.FIELD=BYTES, e.g. worker_stats.errors=56"
+			: "TYPE.FIELD=N, e.g. worker_stats.errors=64");
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct whatif_args *a)
+{
+	static const struct option longopts[] = {
+		{"input", required_argument, NULL, 'i'}, {"layout", required_argument, NULL, 'l'},
+		{"type", required_argument, NULL, 't'}, {"pad", required_argument, NULL, 'p'},
+		{"align", required_argument, NULL, 'a'}, {"order", required_argument, NULL, 'o'},
+		{"suggest", required_argument, NULL, 's'}, {"line-size", required_argument, NULL, 'L'},
+		{"json", no_argument, NULL, 'j'}, {"top", required_argument, NULL, 'n'},
+		{"window", required_argument, NULL, 'w'}, {"vmlinux", required_argument, NULL, 'k'},
+		{"sysroot", required_argument, NULL, 'R'}, {"buildid-dir", required_argument, NULL, 'B'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	int c;
+	char *end;
+
+	memset(a, 0, sizeof(*a));
+	a->input = "perf.data";
+	a->line_size = 64;
+	a->top = 20;
+	while ((c = getopt_long(argc, argv, "i:t:n:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': a->input = optarg; break;
+		case 'l': a->layout = optarg; break;
+		case 't': a->only = optarg; break;
+		case 'p': if (split_edit(a, HM_WI_PAD, optarg)) return -1; break;
+		case 'a': if (split_edit(a, HM_WI_ALIGN, optarg)) return -1; break;
+		case 'o': if (split_edit(a, HM_WI_ORDER, optarg)) return -1; break;
+		case 's': a->suggest = optarg; break;
+		case 'L':
+			a->line_size = (uint32_t)strtoul(optarg, &end, 0);
+			if (*end || (a->line_size != 32 && a->line_size != 64 && a->line_size != 128)) {
+				fprintf(stderr, "hitmap whatif: --line-size %s: give 64, or 128 for "
+						"adjacent-line prefetch\n", optarg);
+				return -1;
+			}
+			break;
+		case 'j': a->json = 1; break;
+		case 'n': a->top = strtoul(optarg, &end, 0); if (*end) return -1; break;
+		case 'w': a->window_ns = strtoull(optarg, &end, 0) * 1000; if (*end) return -1; break;
+		case 'k': a->ro.vmlinux = optarg; break;
+		case 'R': a->ro.sysroot = optarg; break;
+		case 'B': a->ro.buildid_dir = optarg; break;
+		case 'h': whatif_usage(stdout); exit(HM_EXIT_OK);
+		default: whatif_usage(stderr); return -1;
+		}
+	}
+	if (optind != argc || (!!a->layout + !!a->nr_edits + !!a->suggest) != 1) {
+		if (optind == argc)
+			fprintf(stderr, "hitmap whatif: give one of --layout, --suggest, or edits "
+					"(--pad, --align, --order)\n");
+		whatif_usage(stderr);
+		return -1;
+	}
+	if (a->only && !a->layout) {
+		fprintf(stderr, "hitmap whatif: -t goes with --layout; edits name their type\n");
+		return -1;
+	}
+	if (a->layout)
+		append(a, "--layout", a->layout);
+	if (a->only)
+		append(a, "-t", a->only);
+	if (a->suggest)
+		append(a, "--suggest", a->suggest);
+	return 0;
+}
+
+static void set_groups(struct hm_wi_plan *p, const struct hm_wi_suggestion *s)
+{
+	uint32_t nr;
+	const struct hm_member *base = hm_type_members(s->t, &nr);
+
+	for (uint32_t i = 0; i < p->nr_types; i++) {
+		if (strcmp(p->types[i].name, s->type))
+			continue;
+		if (i) {	/* the suggested type first */
+			struct hm_wi_type t = p->types[i];
+
+			p->types[i] = p->types[0];
+			p->types[0] = t;
+		}
+		for (uint32_t k = 0; k < p->types[0].nr; k++) {
+			const struct hm_member *m = p->types[0].m[k].old_m;
+
+			if (m && m >= base && m < base + nr)
+				p->types[0].m[k].group = s->group_of[m - base];
+		}
+		return;
+	}
+}
+
+static int run(struct whatif_args *a, struct hm_recording *rec, struct hm_layout *build)
+{
+	struct hm_arena ar;
+	struct hm_err err = {0};
+	struct hm_wi_suggestion sug;
+	struct hm_wi_spec spec = {
+		.kind = a->layout ? HM_WI_LAYOUT : a->suggest ? HM_WI_SUGGEST : a->edits[0].kind,
+		.build = build, .only = a->only, .edits = a->edits, .nr_edits = a->nr_edits,
+		.line_size = a->line_size,
+	};
+	struct hm_wi_plan plan;
+	struct hm_whatif w = {0};
+	int rc = 0;
+
+	hm_arena_init(&ar);
+	memset(&plan, 0, sizeof(plan));
+	if (a->suggest && hm_whatif_suggest(&ar, rec->acc, rec->n, a->suggest, a->line_size, &sug,
+					    &err) == 0) {
+		spec.edits = sug.edits;
+		spec.nr_edits = sug.nr_edits;
+	}
+	if (err.msg[0] || hm_whatif_plan(&ar, rec->acc, rec->n, &spec, &plan, &err) ||
+	    hm_whatif_run(&ar, rec->acc, rec->n, &plan, a->window_ns, &w, &err)) {
+		fprintf(stderr, "hitmap whatif: %s\n", err.msg);
+		rc = err.code ? err.code : HM_EXIT_INPUT;
+	} else {
+		struct hm_wi_view v = {.input = a->input, .change = a->change, .w = &w,
+				       .sug = a->suggest ? &sug : NULL, .top = a->top};
+
+		if (a->suggest)
+			set_groups(&plan, &sug);
+		if (a->json)
+			hm_whatif_print_json(stdout, &ar, &v);
+		else
+			hm_whatif_print_text(stdout, &ar, &v);
+	}
+	hm_whatif_free(&w);
+	hm_whatif_plan_free(&plan);
+	hm_arena_free(&ar);
+	return rc;
+}
+
+int cmd_whatif(int argc, char **argv)
+{
+	struct whatif_args a;
+	struct hm_recording rec;
+	struct hm_layout *build = NULL;
+	struct hm_err err = {0};
+	int rc;
+
+	if (parse_args(argc, argv, &a)) {
+		rc = HM_EXIT_USAGE;
+		goto out;
+	}
+	if (a.layout && hm_layout_open(a.layout, &build, &err)) {
+		fprintf(stderr, "hitmap whatif: %s\n", err.msg);
+		rc = err.code ? err.code : HM_EXIT_INPUT;
+		goto out;
+	}
+	if (hm_recording_load(a.input, &a.ro, NULL, NULL, &rec, &err)) {
+		fprintf(stderr, "hitmap whatif: %s\n", err.msg);
+		rc = err.code ? err.code : HM_EXIT_INPUT;
+		goto out;
+	}
+	if (rec.warning)
+		fprintf(stderr, "hitmap whatif: warning: %s\n", rec.warning);
+	if (rec.n == 0) {
+		fprintf(stderr, "hitmap whatif: %s: no samples to replay: record a workload first "
+				"(hitmap record -c timer -- CMD)\n", a.input);
+		rc = HM_EXIT_INPUT;
+	} else {
+		rc = run(&a, &rec, build);
+	}
+	hm_recording_free(&rec);
+out:
+	if (build)
+		hm_layout_close(build);
+	for (uint32_t i = 0; i < a.nr_edits; i++)
+		free(a.edits[i].order);
+	return rc;
+}

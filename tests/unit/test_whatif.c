@@ -1,0 +1,601 @@
+/* analyzer/whatif*.c and suggest.c on crafted accesses to the examples' real types:
+ * struct worker_stats from examples/bin/false_sharing (and its padded build), the
+ * order_a/order_b pair and holder_a from examples/bin/whatif_order.o, inode_like from the
+ * xfs_like pair, and bitfields from examples/bin/tricky.o. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <linux/perf_event.h>
+
+#include "analyzer/whatif.h"
+
+#define FS "examples/bin/false_sharing"
+#define FS_PADDED "examples/bin/false_sharing_padded"
+#define ORDER "examples/bin/whatif_order.o"
+#define XFS_A "examples/bin/xfs_like"
+#define XFS_B "examples/bin/xfs_like_variant"
+#define TRICKY "examples/bin/tricky.o"
+#define BASE 0x555500001000ull	/* line-aligned */
+#define MAX_ACC 4096
+
+struct fx {
+	struct hm_arena a;
+	struct hm_layout *lay[4];
+	size_t nlay;
+	struct hm_access acc[MAX_ACC];
+	size_t n;
+	struct hm_wi_plan plan;
+	struct hm_err err;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	hm_arena_init(&f->a);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	hm_whatif_plan_free(&f->plan);
+	for (size_t i = 0; i < f->nlay; i++)
+		hm_layout_close(f->lay[i]);
+	hm_arena_free(&f->a);
+	free(f);
+	return 0;
+}
+
+static struct hm_layout *open_lay(struct fx *f, const char *path)
+{
+	struct hm_err err = {0};
+	struct hm_layout *lay = NULL;
+
+	if (hm_layout_open(path, &lay, &err))
+		fail_msg("%s: %s (run make examples)", path, err.msg);
+	f->lay[f->nlay++] = lay;
+	return lay;
+}
+
+static const struct hm_type *type_in(struct fx *f, const char *path, const char *name)
+{
+	const struct hm_type *t = hm_layout_find(open_lay(f, path), name);
+
+	assert_non_null(t);
+	return t;
+}
+
+/* One timer access to byte off of the object of type t at base. */
+static struct hm_access *add(struct fx *f, const struct hm_type *t, uint64_t base, uint64_t off,
+			     uint32_t size, int op, uint32_t tid, uint64_t time)
+{
+	struct hm_access *x = &f->acc[f->n++];
+	char path[256];
+	uint64_t within;
+
+	assert_true(f->n <= MAX_ACC);
+	memset(x, 0, sizeof(*x));
+	x->s.addr = base + off;
+	x->s.size = size;
+	x->s.op = (uint8_t)op;
+	x->s.pid = 100;
+	x->s.tid = tid;
+	x->s.cpu = tid;
+	x->s.time = time;
+	x->s.source = HM_SRC_TIMER;
+	x->method = HM_M_GLOBAL;
+	x->object = "stats";
+	x->type = t;
+	x->obj_base = base;
+	x->field_off = off;
+	hm_layout_field_at(t, off, path, sizeof(path), &within);
+	x->field = hm_arena_printf(&f->a, "%s.%s", hm_wi_elem(t, NULL)->name, path);
+	return x;
+}
+
+static void plan_edit(struct fx *f, enum hm_wi_kind kind, const char *type, const char *field,
+		      uint64_t value)
+{
+	static struct hm_wi_edit e;
+	static struct hm_wi_spec spec;
+
+	e = (struct hm_wi_edit){.kind = kind, .type = type, .field = field, .value = value};
+	spec = (struct hm_wi_spec){.kind = kind, .edits = &e, .nr_edits = 1, .line_size = 64};
+	if (hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err))
+		fail_msg("plan: %s", f->err.msg);
+}
+
+static uint64_t moved(struct fx *f, const struct hm_type *t, uint64_t off)
+{
+	uint64_t n = UINT64_MAX;
+
+	assert_int_equal(hm_whatif_map(&f->plan, t, off, &n), 0);
+	return n;
+}
+
+static const struct hm_wi_member *row(const struct hm_wi_plan *p, const char *type,
+				      const char *member)
+{
+	for (uint32_t i = 0; i < p->nr_types; i++)
+		for (uint32_t k = 0; strcmp(p->types[i].name, type) == 0 && k < p->types[i].nr; k++)
+			if (p->types[i].m[k].name && !strcmp(p->types[i].m[k].name, member))
+				return &p->types[i].m[k];
+	fail_msg("no row %s.%s", type, member);
+	return NULL;
+}
+
+static const struct hm_wi_type *trow(const struct hm_wi_plan *p, const char *type)
+{
+	for (uint32_t i = 0; i < p->nr_types; i++)
+		if (!strcmp(p->types[i].name, type))
+			return &p->types[i];
+	fail_msg("no type %s in the plan", type);
+	return NULL;
+}
+
+/* Two threads, one writing ops, the other errors and bytes, 10 us apart. */
+static void false_sharing(struct fx *f, const struct hm_type *ws, uint64_t base, int n)
+{
+	for (int i = 0; i < n; i++) {
+		add(f, ws, base, 0, 8, i % 3 ? HM_OP_STORE : HM_OP_LOAD, 1, 10000ull * i);
+		add(f, ws, base, i % 2 ? 8 : 16, 8, HM_OP_STORE, 2, 10000ull * i + 5000);
+	}
+}
+
+static void test_pad_moves_following_fields(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	const struct hm_wi_type *t;
+
+	add(f, ws, BASE, 8, 8, HM_OP_STORE, 1, 0);
+	plan_edit(f, HM_WI_PAD, "worker_stats", "errors", 56);
+	t = trow(&f->plan, "worker_stats");
+	assert_int_equal(row(&f->plan, "worker_stats", "ops")->new_off, 0);
+	assert_int_equal(row(&f->plan, "worker_stats", "errors")->new_off, 64);
+	assert_int_equal(row(&f->plan, "worker_stats", "errors")->pad_before, 56);
+	assert_int_equal(row(&f->plan, "worker_stats", "bytes")->new_off, 72);
+	assert_int_equal(row(&f->plan, "worker_stats", "flags")->new_off, 80);
+	assert_int_equal(t->old_size, 32);
+	assert_int_equal(t->new_size, 88);	/* 84 rounded to the alignment, 8 */
+	assert_int_equal(t->new_align, 8);
+	assert_int_equal(moved(f, ws, 0), 0);
+	assert_int_equal(moved(f, ws, 17), 73);
+}
+
+static void test_pad_keeps_offset_inside_field_and_base(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	struct hm_access out[2];
+	struct hm_wi_counts c;
+
+	add(f, ws, BASE + 16, 10, 2, HM_OP_LOAD, 1, 0);	/* errors + 2, object misaligned */
+	add(f, ws, BASE + 16, 3, 1, HM_OP_LOAD, 1, 1);		/* ops + 3 */
+	plan_edit(f, HM_WI_PAD, "worker_stats", "errors", 56);
+	hm_whatif_replay(&f->plan, f->acc, f->n, out, &c);
+	assert_int_equal(out[0].obj_base, BASE + 16);		/* alignment 8: base kept */
+	assert_int_equal(out[0].field_off, 66);
+	assert_int_equal(out[0].s.addr, BASE + 16 + 66);
+	assert_int_equal(out[0].s.size, 2);
+	assert_string_equal(out[0].field, "worker_stats.errors");
+	assert_int_equal(out[1].s.addr, BASE + 16 + 3);
+	assert_int_equal(c.moved, 1);
+	assert_int_equal(c.affected, 2);
+}
+
+static void test_align_rounds_field_and_object_base(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	struct hm_access out[1];
+	struct hm_wi_counts c;
+
+	add(f, ws, BASE + 16, 12, 4, HM_OP_STORE, 1, 0);	/* errors + 4 */
+	plan_edit(f, HM_WI_ALIGN, "worker_stats", "errors", 64);
+	assert_int_equal(row(&f->plan, "worker_stats", "errors")->new_off, 64);
+	assert_int_equal(row(&f->plan, "worker_stats", "errors")->forced, 64);
+	assert_int_equal(row(&f->plan, "worker_stats", "flags")->new_off, 80);
+	assert_int_equal(trow(&f->plan, "worker_stats")->new_align, 64);
+	assert_int_equal(trow(&f->plan, "worker_stats")->new_size, 128);
+	hm_whatif_replay(&f->plan, f->acc, f->n, out, &c);
+	assert_int_equal(out[0].obj_base, BASE + 64);		/* rounded up to 64 */
+	assert_int_equal(out[0].s.addr, BASE + 64 + 68);
+	assert_int_equal(c.objects_moved, 1);
+}
+
+/* Member names in order_b's order, applied to order_a. */
+static void test_order_matches_the_compiler(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *a = type_in(f, ORDER, "order_a");
+	const struct hm_type *b = hm_layout_find(f->lay[0], "order_b");
+	const char *names[16];
+	uint32_t nr;
+	const struct hm_member *bm = hm_type_members(b, &nr);
+	struct hm_wi_edit e = {.kind = HM_WI_ORDER, .type = "order_a", .order = names,
+			       .nr_order = nr};
+	struct hm_wi_spec spec = {.kind = HM_WI_ORDER, .edits = &e, .nr_edits = 1,
+				  .line_size = 64};
+	const struct hm_wi_type *t;
+
+	assert_true(nr <= 16);
+	for (uint32_t i = 0; i < nr; i++)
+		names[i] = bm[i].name;
+	add(f, a, BASE, 0, 1, HM_OP_LOAD, 1, 0);
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), 0);
+	t = trow(&f->plan, "order_a");
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct hm_wi_member *m = row(&f->plan, "order_a", bm[i].name);
+
+		assert_int_equal(m->new_off, bm[i].bit_offset / 8);
+		assert_string_equal(t->m[i].name, bm[i].name);	/* rows in the new order */
+	}
+	assert_int_equal(t->new_size, b->size);
+	assert_int_equal(t->new_align, hm_type_align(b));
+	/* A byte inside pair[1].q keeps its place inside the member. */
+	assert_int_equal(moved(f, a, 64 + 8 + 4), 52 + 8 + 4);
+}
+
+static void test_edit_moves_types_that_embed_it(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *h = type_in(f, ORDER, "holder_a");
+	uint64_t after_old, after_size, arr1, sz;
+	const struct hm_wi_type *ta;
+
+	assert_int_equal(hm_layout_member_offset(h, "after", &after_old, &after_size), 0);
+	assert_int_equal(hm_layout_member_offset(h, "arr[1].l", &arr1, &sz), 0);
+	add(f, h, BASE, after_old, 8, HM_OP_STORE, 1, 0);
+	plan_edit(f, HM_WI_PAD, "order_a", "l", 64);	/* order_a grows by 64 */
+	ta = trow(&f->plan, "order_a");
+	assert_int_equal(ta->new_size, ta->old_size + 64);
+	assert_true(trow(&f->plan, "holder_a")->changed);
+	assert_int_equal(trow(&f->plan, "holder_a")->accesses, 1);
+	assert_int_equal(moved(f, h, after_old), after_old + 64);
+	/* arr[1].l: the first element grew by 64, and l moved by 64 inside the second. */
+	assert_int_equal(moved(f, h, arr1), arr1 + 64 + 64 + 64);
+	assert_int_equal(trow(&f->plan, "holder_a")->new_size,
+			 trow(&f->plan, "holder_a")->old_size + 3 * 64);
+}
+
+static void test_bitfields_move_with_their_storage_unit(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *t = type_in(f, TRICKY, "bits_hole");
+	const char *order[] = {"l", "tag"};
+	struct hm_wi_edit e = {.kind = HM_WI_ORDER, .type = "bits_hole", .order = order,
+			       .nr_order = 2};
+	struct hm_wi_spec spec = {.kind = HM_WI_ORDER, .edits = &e, .nr_edits = 1,
+				  .line_size = 64};
+
+	add(f, t, BASE, 1, 1, HM_OP_LOAD, 1, 0);
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), 0);
+	assert_int_equal(row(&f->plan, "bits_hole", "l")->new_off, 0);
+	assert_int_equal(row(&f->plan, "bits_hole", "tag")->new_off, 8);
+	assert_int_equal(row(&f->plan, "bits_hole", "x")->new_off, 8);	/* tag's unit */
+	assert_int_equal(row(&f->plan, "bits_hole", "y")->new_off, 8);
+	assert_int_equal(moved(f, t, 1), 9);
+}
+
+static void test_arrays_take_the_new_stride(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	struct hm_type *arr = hm_arena_alloc(&f->a, sizeof(*arr));
+
+	*arr = (struct hm_type){.kind = HM_T_ARRAY, .ref = ws, .nelems = 4, .size = 4 * ws->size};
+	add(f, arr, BASE, 32 + 8, 8, HM_OP_STORE, 1, 0);	/* [1].errors */
+	plan_edit(f, HM_WI_PAD, "worker_stats", "errors", 56);
+	assert_int_equal(moved(f, arr, 32 + 8), 88 + 64);
+	assert_int_equal(moved(f, arr, 3 * 32 + 24), 3 * 88 + 80);
+}
+
+static void test_grown_objects_push_later_ones(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	struct hm_access out[3];
+	struct hm_wi_counts c;
+
+	add(f, ws, BASE, 0, 8, HM_OP_STORE, 1, 0);
+	add(f, ws, BASE + 32, 0, 8, HM_OP_STORE, 2, 1);	/* the next object, adjacent */
+	add(f, ws, BASE + 4096, 0, 8, HM_OP_STORE, 2, 2);	/* far away: stays */
+	plan_edit(f, HM_WI_PAD, "worker_stats", "errors", 56);
+	hm_whatif_replay(&f->plan, f->acc, f->n, out, &c);
+	assert_int_equal(out[0].obj_base, BASE);
+	assert_int_equal(out[1].obj_base, BASE + 88);
+	assert_int_equal(out[2].obj_base, BASE + 4096);
+	assert_int_equal(c.objects, 3);
+	assert_int_equal(c.objects_moved, 1);
+}
+
+static void test_padding_hypothesis_predicts_no_sharing(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	struct hm_whatif w;
+
+	false_sharing(f, ws, BASE, 200);
+	plan_edit(f, HM_WI_PAD, "worker_stats", "errors", 56);
+	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &f->plan, 0, &w, &f->err), 0);
+	assert_int_equal(w.tb.false_sharing, 1);
+	assert_true(w.tb.contention > 100);
+	assert_int_equal(w.ta.shared, 0);
+	assert_int_equal(w.ta.contention, 0);
+	assert_int_equal(w.stops, 1);
+	assert_int_equal(w.starts, 0);
+	assert_int_equal(w.false_after, 0);
+	assert_int_equal(w.nr_changes, 1);
+	assert_int_equal(w.changes[0].nr_after, 2);
+	hm_whatif_free(&w);
+}
+
+static void test_order_that_keeps_fields_together_stays_shared(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	const char *order[] = {"errors", "ops"};
+	struct hm_wi_edit e = {.kind = HM_WI_ORDER, .type = "worker_stats", .order = order,
+			       .nr_order = 2};
+	struct hm_wi_spec spec = {.kind = HM_WI_ORDER, .edits = &e, .nr_edits = 1,
+				  .line_size = 64};
+	struct hm_whatif w;
+
+	false_sharing(f, ws, BASE, 100);
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), 0);
+	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &f->plan, 0, &w, &f->err), 0);
+	assert_int_equal(w.stays, 1);
+	assert_int_equal(w.false_after, 1);
+	assert_int_equal(w.ta.contention, w.tb.contention);	/* same interleaving */
+	hm_whatif_free(&w);
+}
+
+static void test_change_that_joins_fields_starts_sharing(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *a = type_in(f, XFS_A, "inode_like");
+	const struct hm_type *b = hm_layout_find(open_lay(f, XFS_B), "inode_like");
+	struct hm_wi_spec spec = {.kind = HM_WI_LAYOUT, .build = f->lay[1], .line_size = 64};
+	struct hm_whatif w;
+
+	assert_non_null(b);
+	for (int i = 0; i < 100; i++) {
+		add(f, a, BASE, 56, 8, HM_OP_LOAD, 1, 10000ull * i);	/* i_lookups */
+		add(f, a, BASE, 64, 8, HM_OP_STORE, 2, 10000ull * i + 3000);	/* i_writes */
+	}
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), 0);
+	assert_int_equal(row(&f->plan, "inode_like", "i_lookups")->new_off, 64);
+	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &f->plan, 0, &w, &f->err), 0);
+	assert_int_equal(w.tb.shared, 0);
+	assert_int_equal(w.starts, 1);
+	assert_int_equal(w.false_after, 1);
+	assert_int_equal(w.changes[0].nr_before, 2);
+	assert_true(w.ta.contention > 100);	/* from the recorded interleaving */
+	hm_whatif_free(&w);
+}
+
+static void test_layout_of_padded_build(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	struct hm_wi_spec spec = {.kind = HM_WI_LAYOUT, .build = open_lay(f, FS_PADDED),
+				  .line_size = 64};
+	struct hm_whatif w;
+
+	false_sharing(f, ws, BASE + 32, 100);	/* misaligned: the new type's 64 rounds it */
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), 0);
+	assert_int_equal(row(&f->plan, "worker_stats", "errors")->new_off, 64);
+	assert_int_equal(trow(&f->plan, "worker_stats")->new_align, 64);
+	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &f->plan, 0, &w, &f->err), 0);
+	assert_int_equal(w.replayed[0].obj_base, BASE + 64);
+	assert_int_equal(w.ta.shared, 0);
+	assert_int_equal(w.stops, 1);
+	hm_whatif_free(&w);
+}
+
+static void test_layout_reports_absent_fields(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *b = type_in(f, XFS_B, "inode_like");
+	struct hm_wi_spec spec = {.kind = HM_WI_LAYOUT, .build = open_lay(f, XFS_A),
+				  .line_size = 64};
+	struct hm_access out[2];
+	struct hm_wi_counts c;
+
+	add(f, b, BASE, 16, 4, HM_OP_LOAD, 1, 0);	/* i_imap.im_gen: only in B */
+	add(f, b, BASE, 64, 8, HM_OP_LOAD, 1, 1);	/* i_lookups */
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), 0);
+	assert_int_equal(f->plan.nr_absent, 1);
+	assert_string_equal(f->plan.absent[0].type, "inode_like");
+	assert_string_equal(f->plan.absent[0].field, "i_imap.im_gen");
+	assert_int_equal(f->plan.absent[0].accesses, 1);
+	hm_whatif_replay(&f->plan, f->acc, f->n, out, &c);
+	assert_int_equal(c.dropped, 1);
+	assert_int_equal(out[0].s.addr, 0);
+	assert_int_equal(out[1].s.addr, BASE + 56);
+}
+
+static void test_suggest_separates_writer_threads(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	struct hm_wi_suggestion s;
+	struct hm_wi_spec spec = {.kind = HM_WI_SUGGEST, .line_size = 64};
+	struct hm_whatif w;
+	uint64_t ops, errors, bytes, flags;
+
+	false_sharing(f, ws, BASE, 200);
+	assert_int_equal(hm_whatif_suggest(&f->a, f->acc, f->n, "worker_stats", 64, &s, &f->err), 0);
+	assert_true(s.needed);
+	assert_int_equal(s.nr_groups, 2);
+	assert_int_equal(s.groups[0].kind, HM_WG_WRITER);
+	assert_int_equal(s.groups[0].tid, 1);
+	assert_int_equal(s.groups[1].kind, HM_WG_WRITER);
+	assert_int_equal(s.groups[1].tid, 2);
+	assert_int_equal(s.group_of[1], s.group_of[2]);	/* errors with bytes */
+	spec.edits = s.edits;
+	spec.nr_edits = s.nr_edits;
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), 0);
+	ops = row(&f->plan, "worker_stats", "ops")->new_off;
+	errors = row(&f->plan, "worker_stats", "errors")->new_off;
+	bytes = row(&f->plan, "worker_stats", "bytes")->new_off;
+	flags = row(&f->plan, "worker_stats", "flags")->new_off;
+	assert_int_not_equal(ops / 64, errors / 64);
+	assert_int_equal(errors / 64, bytes / 64);
+	assert_int_equal(flags / 64, ops / 64);	/* cold: into the first line's slack */
+	assert_int_equal(trow(&f->plan, "worker_stats")->new_size, 128);
+	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &f->plan, 0, &w, &f->err), 0);
+	assert_int_equal(w.false_after, 0);
+	assert_int_equal(w.true_after, 0);
+	hm_whatif_free(&w);
+}
+
+static void test_suggest_isolates_true_sharing(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	struct hm_wi_suggestion s;
+
+	for (int i = 0; i < 50; i++) {
+		add(f, ws, BASE, 0, 8, HM_OP_STORE, 1, 10000ull * i);
+		add(f, ws, BASE, 0, 8, HM_OP_STORE, 2, 10000ull * i + 1);	/* ops: both */
+		add(f, ws, BASE, 8, 8, HM_OP_STORE, 2, 10000ull * i + 2);
+		add(f, ws, BASE, 24, 4, HM_OP_LOAD, 3, 10000ull * i + 3);	/* flags: read */
+		add(f, ws, BASE, 24, 4, HM_OP_LOAD, 1, 10000ull * i + 4);
+	}
+	assert_int_equal(hm_whatif_suggest(&f->a, f->acc, f->n, "worker_stats", 64, &s, &f->err), 0);
+	assert_int_equal(s.nr_groups, 3);
+	assert_int_equal(s.groups[s.group_of[0]].kind, HM_WG_SHARED);
+	assert_int_equal(s.groups[s.group_of[1]].kind, HM_WG_WRITER);
+	assert_int_equal(s.groups[s.group_of[3]].kind, HM_WG_READ);
+	assert_int_equal(s.groups[s.group_of[3]].nr_threads, 2);
+}
+
+/* PMU: a HITM load keeps its HITM only while its new line is still shared. */
+static void test_pmu_hitm_dropped_when_line_no_longer_shared(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	const uint64_t hitm = PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVL, HIT) | PERF_MEM_S(LVL, L3) |
+			      PERF_MEM_S(SNOOP, HITM);
+	const uint64_t store = PERF_MEM_S(OP, STORE) | PERF_MEM_S(LVL, HIT) | PERF_MEM_S(LVL, L1);
+	struct hm_whatif w;
+
+	for (int i = 0; i < 20; i++) {
+		struct hm_access *x = add(f, ws, BASE, 0, 8, HM_OP_LOAD, 1, 1000ull * i);
+
+		x->s.source = HM_SRC_PMU;
+		x->s.data_src = hitm;
+		x = add(f, ws, BASE, 8, 8, HM_OP_STORE, 2, 1000ull * i + 500);
+		x->s.source = HM_SRC_PMU;
+		x->s.data_src = store;
+	}
+	plan_edit(f, HM_WI_PAD, "worker_stats", "errors", 56);
+	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &f->plan, 0, &w, &f->err), 0);
+	assert_int_equal(w.before.source, HM_SRC_PMU);
+	assert_int_equal(w.tb.contention, 20);		/* HITM loads */
+	assert_int_equal(w.ta.contention, 0);
+	assert_int_equal(w.stops, 1);
+	hm_whatif_free(&w);
+}
+
+/* Anonymous members by #N; a packed struct keeps its members unaligned; unions refused. */
+static void test_anonymous_packed_and_union(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *an = type_in(f, TRICKY, "anon_nest");
+	const struct hm_type *ps = hm_layout_find(f->lay[0], "packed_s");
+	const struct hm_type *tu = hm_layout_find(f->lay[0], "top_union");
+	const char *order[] = {"#1", "kind"};
+	struct hm_wi_edit e[2] = {
+		{.kind = HM_WI_ORDER, .type = "anon_nest", .order = order, .nr_order = 2},
+		{.kind = HM_WI_PAD, .type = "struct packed_s", .field = "i", .value = 2},
+	};
+	struct hm_wi_spec spec = {.kind = HM_WI_ORDER, .edits = e, .nr_edits = 2,
+				  .line_size = 64};
+
+	add(f, an, BASE, 0, 4, HM_OP_LOAD, 1, 0);
+	add(f, ps, BASE + 256, 1, 4, HM_OP_LOAD, 1, 1);
+	add(f, tu, BASE + 512, 0, 4, HM_OP_LOAD, 1, 2);
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), 0);
+	assert_int_equal(row(&f->plan, "anon_nest", "kind")->new_off, 8);	/* after the union */
+	assert_int_equal(trow(&f->plan, "anon_nest")->m[0].new_off, 0);
+	assert_null(trow(&f->plan, "anon_nest")->m[0].name);
+	assert_int_equal(row(&f->plan, "packed_s", "i")->new_off, 3);	/* 1 + 2, packed */
+	assert_int_equal(row(&f->plan, "packed_s", "s")->new_off, 7);
+	assert_int_equal(trow(&f->plan, "packed_s")->new_size, 17);
+	hm_whatif_plan_free(&f->plan);
+	e[0] = (struct hm_wi_edit){.kind = HM_WI_PAD, .type = "top_union", .field = "#0", .value = 8};
+	spec.nr_edits = 1;
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), -1);
+	assert_non_null(strstr(f->err.msg, "is a union"));
+}
+
+static void test_unknown_type_names_the_nearest(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	struct hm_wi_edit e = {.kind = HM_WI_PAD, .type = "worker_stat", .field = "errors",
+			       .value = 8};
+	struct hm_wi_spec spec = {.kind = HM_WI_PAD, .edits = &e, .nr_edits = 1, .line_size = 64};
+
+	add(f, ws, BASE, 0, 8, HM_OP_STORE, 1, 0);
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), -1);
+	assert_int_equal(f->err.code, HM_EXIT_INPUT);
+	assert_non_null(strstr(f->err.msg, "nearest: worker_stats"));
+	e = (struct hm_wi_edit){.kind = HM_WI_ALIGN, .type = "worker_stats", .field = "eror",
+				.value = 64};
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), -1);
+	assert_non_null(strstr(f->err.msg, "no member 'eror'; nearest: errors"));
+	e.field = "errors";
+	e.value = 48;
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), -1);
+	assert_non_null(strstr(f->err.msg, "power of two"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_pad_moves_following_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pad_keeps_offset_inside_field_and_base, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_align_rounds_field_and_object_base, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_order_matches_the_compiler, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_edit_moves_types_that_embed_it, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bitfields_move_with_their_storage_unit, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_arrays_take_the_new_stride, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grown_objects_push_later_ones, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_padding_hypothesis_predicts_no_sharing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_order_that_keeps_fields_together_stays_shared,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_change_that_joins_fields_starts_sharing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_layout_of_padded_build, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layout_reports_absent_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suggest_separates_writer_threads, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_suggest_isolates_true_sharing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pmu_hitm_dropped_when_line_no_longer_shared,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_anonymous_packed_and_union, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_type_names_the_nearest, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

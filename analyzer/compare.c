@@ -9,6 +9,7 @@
 
 #include "analyzer/lines.h"
 #include "core/perfdata.h"
+#include "core/sort.h"
 
 #define PER_1K "per 1k samples"	/* the unit of counts scaled by HM_CMP_PER */
 
@@ -419,7 +420,7 @@ int hm_cmp_build(struct hm_arena *a, const struct hm_cmp_run *ra, size_t na,
 		floor_rare(m, ra, na, rb, nb);
 	}
 	if (out->nr)
-		qsort(out->m, out->nr, sizeof(*out->m), cmp_metric);
+		hm_sort(out->m, out->nr, sizeof(*out->m), cmp_metric);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "core/perfdata.h"
 
 #include "analyzer/layoutdiff.h"
+#include "core/sort.h"
 
 /* --- the layout side --- */
 
@@ -184,7 +185,7 @@ int hm_cmp_layout(struct hm_arena *a, const struct hm_cmp *c, struct hm_layout *
 			return -1;
 	}
 	if (out->nr)
-		qsort(out->hot, out->nr, sizeof(*out->hot), cmp_hot);
+		hm_sort(out->hot, out->nr, sizeof(*out->hot), cmp_hot);
 	return 0;
 }
 

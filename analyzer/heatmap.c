@@ -10,6 +10,7 @@
 
 #include "core/hash.h"
 #include "symbolize/shape.h"
+#include "core/sort.h"
 
 struct rows {
 	struct hm_heat_field *v;	/* in declaration order; hole 2: a fold's bytes */
@@ -154,7 +155,7 @@ static void layout_rows(struct hm_heat *h, struct rows *r)
 
 	for (size_t i = 0; i < r->n; i++)
 		idx[i] = (struct sort_key){.offset = r->v[i].offset, .seq = i};
-	qsort(idx, r->n, sizeof(*idx), cmp_rows);
+	hm_sort(idx, r->n, sizeof(*idx), cmp_rows);
 	h->fields = hm_arena_alloc(r->a, (2 * r->n + 1) * sizeof(*h->fields));
 	for (size_t i = 0; i <= r->n; i++) {
 		const struct hm_heat_field *f = i < r->n ? &r->v[idx[i].seq] : NULL;
@@ -479,7 +480,7 @@ int hm_heat_build_opts(struct hm_arena *a, const struct hm_type *t, const struct
 	e = xrealloc(NULL, (n + 1) * sizeof(*e));
 	ne = collect(h, ends, acc, n, e, &h->outside);
 	h->accesses = ne + h->outside;
-	qsort(e, ne, sizeof(*e), cmp_ent);
+	hm_sort(e, ne, sizeof(*e), cmp_ent);
 	count(h, e, ne);
 	maxima(h);
 	free(e);

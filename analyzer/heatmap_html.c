@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 #define LABEL_W 96	/* "line 3" and its byte offset, left of the boxes */
 #define AREA_W 640.0	/* one cache line */
@@ -128,7 +129,7 @@ static void assign_lanes(struct plan *p, uint64_t line)
 	double *end = xcalloc(n, sizeof(*end));
 	uint32_t used = 1;
 
-	qsort(&p->segs[p->start[line]], n, sizeof(*p->segs), cmp_seg);
+	hm_sort(&p->segs[p->start[line]], n, sizeof(*p->segs), cmp_seg);
 	for (size_t i = p->start[line]; i < p->start[line + 1]; i++) {
 		struct seg *s = &p->segs[i];
 		uint32_t lane = 0;

@@ -8,6 +8,7 @@
 
 #include "core/hash.h"
 #include "symbolize/shape.h"
+#include "core/sort.h"
 
 static const char *const fkind_names[HM_F__COUNT] = {
 	[HM_F_SIZE] = "size", [HM_F_ALIGN] = "align", [HM_F_LINE] = "line",
@@ -559,18 +560,18 @@ int hm_diff_types(struct hm_arena *a, struct hm_layout *old, struct hm_layout *n
 
 		if (!td->nr)
 			continue;
-		qsort(td->f, td->nr, sizeof(*td->f), cmp_finding);
+		hm_sort(td->f, td->nr, sizeof(*td->f), cmp_finding);
 		out->types = realloc(out->types, (out->nr + 1) * sizeof(*out->types));
 		if (!out->types)
 			abort();
 		out->types[out->nr++] = td;
 	}
 	if (out->nr)
-		qsort(out->types, out->nr, sizeof(*out->types), cmp_type);
+		hm_sort(out->types, out->nr, sizeof(*out->types), cmp_type);
 	if (out->nr_only_old)
-		qsort(out->only_old, out->nr_only_old, sizeof(char *), cmp_str);
+		hm_sort(out->only_old, out->nr_only_old, sizeof(char *), cmp_str);
 	if (out->nr_only_new)
-		qsort(out->only_new, out->nr_only_new, sizeof(char *), cmp_str);
+		hm_sort(out->only_new, out->nr_only_new, sizeof(char *), cmp_str);
 	free(r.pairs);
 	hm_hash_free(&r.changed);
 	return rc ? -1 : 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyzer/lines_int.h"
+#include "core/sort.h"
 
 int hm_lines_locked(const struct hm_access *x)
 {
@@ -140,7 +141,7 @@ static void bucket(struct ctx *c, size_t n, const uint32_t *line_of, size_t nl)
 
 		for (size_t i = 1; i < m; i++) {
 			if (r[i].time < r[i - 1].time) {
-				qsort(r, m, sizeof(*r), cmp_time);
+				hm_sort(r, m, sizeof(*r), cmp_time);
 				break;
 			}
 		}
@@ -196,7 +197,7 @@ void hm_lines_set_source(struct hm_lines *l, enum hm_source src)
 		keys[i] = (struct lkey){ ln->contention, ln->records, ln->addr, ln->pid,
 					 (uint32_t)i };
 	}
-	qsort(keys, l->nr, sizeof(*keys), cmp_lkey);
+	hm_sort(keys, l->nr, sizeof(*keys), cmp_lkey);
 	for (size_t i = 0; i < l->nr; i++)
 		tmp[i] = l->lines[keys[i].idx];
 	memcpy(l->lines, tmp, l->nr * sizeof(*tmp));

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 static void count(struct cent *e, const struct hm_lrec *r)
 {
@@ -45,7 +46,7 @@ size_t hm_lines_snapshot(struct ctx *c)
 	}
 	for (size_t i = 0; i < c->t.len; i++)
 		c->ents[i] = c->t.e[c->t.slots[i]];
-	qsort(c->ents, c->t.len, sizeof(*c->ents), cmp_cent);
+	hm_sort(c->ents, c->t.len, sizeof(*c->ents), cmp_cent);
 	return c->t.len;
 }
 
@@ -107,7 +108,7 @@ static void to_sites(struct ctx *c, struct hm_lfield *f, const struct cent *e, s
 	for (size_t i = 0; i < n; i++)
 		c->sites[i] = (struct hm_site){ e[i].x->func, e[i].x->file, e[i].x->line, e[i].k2,
 						e[i].records };
-	qsort(c->sites, n, sizeof(*c->sites), cmp_site_where);
+	hm_sort(c->sites, n, sizeof(*c->sites), cmp_site_where);
 	for (size_t i = 0; i < n; i++) {
 		if (k && !cmp_site_where(&c->sites[k - 1], &c->sites[i])) {
 			c->sites[k - 1].count += c->sites[i].count;
@@ -117,7 +118,7 @@ static void to_sites(struct ctx *c, struct hm_lfield *f, const struct cent *e, s
 			c->sites[k++] = c->sites[i];
 		}
 	}
-	qsort(c->sites, k, sizeof(*c->sites), cmp_site_count);
+	hm_sort(c->sites, k, sizeof(*c->sites), cmp_site_count);
 	f->nr_sites_all = (uint32_t)k;
 	f->nr_sites = k < HM_LINES_TOP_SITES ? (uint32_t)k : HM_LINES_TOP_SITES;
 	f->sites = hm_arena_alloc(c->a, f->nr_sites * sizeof(*f->sites));
@@ -157,7 +158,7 @@ static void line_rows(struct ctx *c, struct hm_line *ln, const struct hm_lrec *r
 		c->fidx[i] = e->aux;
 	}
 	n = hm_lines_snapshot(c);
-	qsort(c->ents, n, sizeof(*c->ents), cmp_cent_key);	/* offset, then size */
+	hm_sort(c->ents, n, sizeof(*c->ents), cmp_cent_key);	/* offset, then size */
 	ln->nr_fields = nr;
 	ln->fields = hm_arena_alloc(c->a, nr * sizeof(*ln->fields));
 	for (size_t k = 0; k < n; k++) {

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 struct map_rec {
 	struct hm_perf_event ev;
@@ -44,7 +45,7 @@ static int track_maps(const char *path, struct hm_resolver *r)
 	}
 	hm_perfdata_close(pd);
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_map_time);
+		hm_sort(v, n, sizeof(*v), cmp_map_time);
 	for (size_t i = 0; i < n; i++) {
 		hm_resolver_track(r, &v[i].ev);
 		free((char *)v[i].ev.mmap.filename);

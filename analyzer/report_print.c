@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 #define NAME_MIN_W 8
 #define NAME_MAX_W 40
@@ -206,7 +207,7 @@ static void fields_table(FILE *out, const struct hm_report_view *v)
 	for (size_t i = 0; i < l->nr; i++)
 		for (uint32_t j = 0; j < l->lines[i].nr_fields; j++)
 			rows[nr++] = (struct row_ref){ &l->lines[i], &l->lines[i].fields[j] };
-	qsort(rows, nr, sizeof(*rows), cmp_row_ref);
+	hm_sort(rows, nr, sizeof(*rows), cmp_row_ref);
 	n = shown(nr, v->top);
 	for (size_t i = 0; i < n; i++)
 		if (strlen(rows[i].f->field) > wn)

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 #define MAX_ROWS 128	/* rows examined per line, by records: pairs grow as the square */
 
@@ -86,7 +87,7 @@ static int cmp_rowpair(const void *x, const void *y)
 static void line_events(struct hm_arena *a, struct hm_line *ln, struct hm_rowpair *ev,
 			size_t nev)
 {
-	qsort(ev, nev, sizeof(*ev), cmp_rowpair);
+	hm_sort(ev, nev, sizeof(*ev), cmp_rowpair);
 	ln->nr_inter = 0;
 	for (size_t i = 0; i < nev; i++)
 		ln->nr_inter += !i || cmp_rowpair(&ev[i], &ev[i - 1]);
@@ -313,7 +314,7 @@ static void line_pairs(struct hm_arena *a, struct hm_line *ln)
 			n += make_pair(ln, x, y, &all[n]);
 		}
 	}
-	qsort(all, n, sizeof(*all), cmp_pair);
+	hm_sort(all, n, sizeof(*all), cmp_pair);
 	ln->nr_pairs = n < HM_LINES_MAX_PAIRS ? n : HM_LINES_MAX_PAIRS;
 	ln->pairs = hm_arena_alloc(a, ln->nr_pairs * sizeof(*ln->pairs));
 	memcpy(ln->pairs, all, ln->nr_pairs * sizeof(*ln->pairs));

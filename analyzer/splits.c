@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/hash.h"
+#include "core/sort.h"
 
 #define PAGE_SIZE_4K 4096u
 
@@ -160,7 +161,7 @@ static void static_straddles(struct hm_arena *a, const struct hm_access *acc, si
 	}
 	hm_map64_free(&seen);
 	if (w.n)
-		qsort(w.v, w.n, sizeof(*w.v), cmp_straddle);
+		hm_sort(w.v, w.n, sizeof(*w.v), cmp_straddle);
 	out->st = w.v;
 	out->nr_st = w.n;
 }
@@ -219,7 +220,7 @@ int hm_splits_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	for (size_t i = 0; i < out->nr; i++)
 		out->s[i] = *list[i];
 	free(list);
-	qsort(out->s, out->nr, sizeof(*out->s), cmp_split);
+	hm_sort(out->s, out->nr, sizeof(*out->s), cmp_split);
 	static_straddles(a, acc, n, line_size, out);
 	return 0;
 }

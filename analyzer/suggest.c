@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "symbolize/shape.h"
+#include "core/sort.h"
 
 /* One member, or the bitfields of one storage unit. */
 struct piece {
@@ -140,7 +141,7 @@ static size_t records(const struct hm_access *acc, size_t n, const struct hm_typ
 		};
 		p[k].records++;
 	}
-	qsort(r, m, sizeof(*r), cmp_rec);
+	hm_sort(r, m, sizeof(*r), cmp_rec);
 	*out = r;
 	return m;
 }
@@ -309,8 +310,8 @@ static void place_cold(struct piece *p, uint32_t np, struct grp *g, uint32_t ng,
 	if (!cold)
 		abort();
 	for (uint32_t j = 0; j < ng; j++)
-		qsort(g[j].pieces, g[j].nr, sizeof(*g[j].pieces), cmp_u32);
-	qsort(g, ng, sizeof(*g), cmp_first);
+		hm_sort(g[j].pieces, g[j].nr, sizeof(*g[j].pieces), cmp_u32);
+	hm_sort(g, ng, sizeof(*g), cmp_first);
 	for (uint32_t k = 0; k < np; k++)
 		if (p[k].group < 0 && !p[k].records)
 			cold[nc++] = k;

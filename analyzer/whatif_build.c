@@ -9,6 +9,7 @@
 
 #include "core/hash.h"
 #include "symbolize/shape.h"
+#include "core/sort.h"
 
 #define PATH_MAX_LEN 512
 
@@ -335,8 +336,8 @@ static void collect(struct hm_arena *a, const struct hm_wi_spec *spec, struct hm
 				   dot + 1, NULL, 0, *(uint64_t *)fields->slots[i].val);
 	}
 	hm_hash_free(&files);
-	qsort(out->types, out->nr_types, sizeof(*out->types), cmp_rows);
-	qsort(out->absent, out->nr_absent, sizeof(*out->absent), cmp_absent);
+	hm_sort(out->types, out->nr_types, sizeof(*out->types), cmp_rows);
+	hm_sort(out->absent, out->nr_absent, sizeof(*out->absent), cmp_absent);
 }
 
 int hm_wi_build_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,

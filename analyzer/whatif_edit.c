@@ -10,6 +10,7 @@
 
 #include "core/hash.h"
 #include "symbolize/shape.h"
+#include "core/sort.h"
 
 #define MAX_NEST 32
 
@@ -486,6 +487,6 @@ int hm_wi_edit_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		}
 		row->accesses++;
 	}
-	qsort(out->types, out->nr_types, sizeof(*out->types), cmp_rows);
+	hm_sort(out->types, out->nr_types, sizeof(*out->types), cmp_rows);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 struct oref {
 	uint32_t space;
@@ -126,7 +127,7 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 		if (acc[i].s.addr && acc[i].obj_base)
 			r[m++] = (struct oref){space_of(&acc[i]), acc[i].obj_base, (uint32_t)i};
 	}
-	qsort(r, m, sizeof(*r), cmp_oref);
+	hm_sort(r, m, sizeof(*r), cmp_oref);
 	for (size_t lo = 0, hi; lo < m; lo = hi) {
 		struct obj o;
 		uint64_t nb;
@@ -183,7 +184,7 @@ static struct lref *index_lines(const struct hm_lines *l)
 		abort();
 	for (size_t i = 0; i < l->nr; i++)
 		v[i] = (struct lref){l->lines[i].pid, l->lines[i].addr, (uint32_t)i};
-	qsort(v, l->nr, sizeof(*v), cmp_lref);
+	hm_sort(v, l->nr, sizeof(*v), cmp_lref);
 	return v;
 }
 
@@ -259,7 +260,7 @@ static void changes(struct hm_arena *a, struct hm_whatif *w, struct link *l, siz
 
 	w->changes = hm_arena_alloc(a, cap * sizeof(*w->changes));
 	for (int pass = 0; pass < 2; pass++) {
-		qsort(l, nl, sizeof(*l), pass ? cmp_ab : cmp_ba);
+		hm_sort(l, nl, sizeof(*l), pass ? cmp_ab : cmp_ba);
 		for (uint32_t k = 0; k < (pass ? A->nr : B->nr); k++) {
 			struct hm_wi_change ch = {0};
 			const struct hm_line *self = pass ? &A->lines[k] : &B->lines[k];
@@ -350,12 +351,12 @@ static void match(struct hm_arena *a, struct hm_whatif *w, const struct hm_acces
 		aff_a[af] |= flags[i];
 		l[nl++] = (struct link){b, af};
 	}
-	qsort(l, nl, sizeof(*l), cmp_ba);
+	hm_sort(l, nl, sizeof(*l), cmp_ba);
 	for (size_t i = 0; i < nl; i++)
 		if (!i || cmp_ba(&l[i], &l[i - 1]))
 			l[k++] = l[i];
 	changes(a, w, l, k, aff_b, aff_a);
-	qsort(w->changes, w->nr_changes, sizeof(*w->changes), cmp_change);
+	hm_sort(w->changes, w->nr_changes, sizeof(*w->changes), cmp_change);
 	for (size_t i = 0; i < w->after.nr; i++) {
 		if (!aff_a[i] || !shared(&w->after.lines[i]))
 			continue;

@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/perfdata.h"
+#include "core/sort.h"
 
 struct script_opts {
 	const char *input;
@@ -210,7 +211,7 @@ static int read_all(struct script_run *r, const struct script_opts *o, struct hm
 	}
 	if (rc < 0)
 		return rc;
-	qsort(r->rows, r->nr_rows, sizeof(*r->rows), row_cmp);
+	hm_sort(r->rows, r->nr_rows, sizeof(*r->rows), row_cmp);
 	for (size_t i = 0; i < r->nr_rows; i++)
 		print_row(r, o, &r->rows[i]);
 	return 0;

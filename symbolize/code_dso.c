@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/sort.h"
 
 char *code_hex(struct hm_arena *a, const uint8_t *id, size_t size)
 {
@@ -177,7 +178,7 @@ static void build_syms(struct code_dso *d)
 				  (bind == STB_LOCAL ? 2 : bind == STB_WEAK);
 		k++;
 	}
-	qsort(d->syms, k, sizeof(*d->syms), sym_cmp);
+	hm_sort(d->syms, k, sizeof(*d->syms), sym_cmp);
 	for (size_t i = 0; i < k; i++)
 		if (out == 0 || d->syms[i].start != d->syms[out - 1].start)
 			d->syms[out++] = d->syms[i];

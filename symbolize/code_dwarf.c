@@ -8,6 +8,7 @@
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 #define HM_SCOPE_MAX 64
 
@@ -79,7 +80,7 @@ static struct code_cu *cu_index(struct hm_code *c, struct code_dso *d, Dwarf_Die
 	if (cu)
 		return cu;
 	fns_collect(cudie, &b, 0);
-	qsort(b.v, b.n, sizeof(*b.v), fn_cmp);
+	hm_sort(b.v, b.n, sizeof(*b.v), fn_cmp);
 	cu = hm_arena_alloc(&c->arena, sizeof(*cu));
 	cu->n = b.n;
 	if (b.n) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/sort.h"
 
 #define HM_KERNEL_NAME "[kernel.kallsyms]"
 
@@ -148,7 +149,7 @@ static void ksyms_finish(struct code_kernel *k)
 {
 	size_t out = 0;
 
-	qsort(k->ksyms, k->nr_ksyms, sizeof(*k->ksyms), ksym_cmp);
+	hm_sort(k->ksyms, k->nr_ksyms, sizeof(*k->ksyms), ksym_cmp);
 	for (size_t i = 0; i < k->nr_ksyms; i++)
 		if (out == 0 || k->ksyms[i].addr != k->ksyms[out - 1].addr)
 			k->ksyms[out++] = k->ksyms[i];

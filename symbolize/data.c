@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 int hm_data_open(struct hm_data **out, struct hm_err *err)
 {
@@ -235,7 +236,7 @@ int hm_data_add_map(struct hm_data *d, uint32_t pid, uint64_t start, uint64_t le
 						   m.name, m.mod};
 	}
 	v[n++] = nm;
-	qsort(v, n, sizeof(*v), cmp_map);
+	hm_sort(v, n, sizeof(*v), cmp_map);
 	free(p->maps);
 	p->maps = v;
 	p->nr_maps = n;
@@ -346,7 +347,7 @@ static void images_build(struct data_proc *p)
 	}
 	p->nr_images = n;
 	if (n)
-		qsort(p->images, n, sizeof(*p->images), cmp_image);
+		hm_sort(p->images, n, sizeof(*p->images), cmp_image);
 }
 
 /* The module whose segments (file-backed or .bss in anonymous pages) hold addr. */

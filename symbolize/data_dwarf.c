@@ -7,6 +7,7 @@
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 #define TI_MAX_DEPTH 32
 
@@ -415,9 +416,9 @@ static void index_statics(struct hm_ti *ti)
 	}
 	free(all.v);
 	if (ti->nr_statics)
-		qsort(ti->statics, ti->nr_statics, sizeof(*ti->statics), cmp_static);
+		hm_sort(ti->statics, ti->nr_statics, sizeof(*ti->statics), cmp_static);
 	if (ti->nr_tls_statics)
-		qsort(ti->tls_statics, ti->nr_tls_statics, sizeof(*ti->tls_statics), cmp_static);
+		hm_sort(ti->tls_statics, ti->nr_tls_statics, sizeof(*ti->tls_statics), cmp_static);
 }
 
 const struct hm_ti_static *hm_ti_static_at(struct hm_ti *ti, uint64_t addr, int tls)

@@ -9,6 +9,7 @@
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 #define TI_MAX_VARS 512
 
@@ -166,7 +167,7 @@ static void index_funcs(struct hm_ti *ti)
 			scan_funcs(ti, &b, &cudie, 0);
 	}
 	if (b.n)
-		qsort(b.v, b.n, sizeof(*b.v), cmp_fidx);
+		hm_sort(b.v, b.n, sizeof(*b.v), cmp_fidx);
 	ti->fidx = b.v;
 	ti->nr_fidx = b.n;
 }
@@ -269,7 +270,7 @@ static void func_load(struct hm_ti *ti, struct ti_func *fn)
 		return;
 	walk_vars(ti, &fv, &die, 0, add_scope(ti, &fv, &die));
 	if (fv.n)
-		qsort(fv.v, fv.n, sizeof(*fv.v), cmp_depth);
+		hm_sort(fv.v, fv.n, sizeof(*fv.v), cmp_depth);
 	fn->vars = fv.n ? hm_arena_alloc(&ti->arena, fv.n * sizeof(*fn->vars)) : NULL;
 	fn->scopes = hm_arena_alloc(&ti->arena, fv.ns * sizeof(*fn->scopes));
 	if (fv.n)

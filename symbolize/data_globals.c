@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/sort.h"
 
 int data_mod_phdrs(struct data_mod *m)
 {
@@ -115,9 +116,9 @@ void data_mod_syms(struct data_mod *m)
 				 (struct data_sym){sym.st_value, sym.st_size, name});
 	}
 	if (m->nr_syms)
-		qsort(m->syms, m->nr_syms, sizeof(*m->syms), cmp_sym);
+		hm_sort(m->syms, m->nr_syms, sizeof(*m->syms), cmp_sym);
 	if (m->nr_tls_syms)
-		qsort(m->tls_syms, m->nr_tls_syms, sizeof(*m->tls_syms), cmp_sym);
+		hm_sort(m->tls_syms, m->nr_tls_syms, sizeof(*m->tls_syms), cmp_sym);
 }
 
 static const struct data_sym *sym_at(const struct data_sym *v, size_t n, uint64_t addr)

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 #define STACK_RED_ZONE 128		/* x86-64 psABI: leaf functions use [rsp - 128, rsp) */
 #define STACK_GUESS (8ull << 20)	/* stack size assumed when no mapping holds rsp */
@@ -245,7 +246,7 @@ void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out)
 	if (!(d->top = malloc(d->nr_unres * sizeof(*d->top))))
 		abort();
 	memcpy(d->top, d->unres, d->nr_unres * sizeof(*d->top));
-	qsort(d->top, d->nr_unres, sizeof(*d->top), cmp_unres);
+	hm_sort(d->top, d->nr_unres, sizeof(*d->top), cmp_unres);
 	out->nr_top = n;
 	out->top = d->top;
 }

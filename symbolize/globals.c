@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/hash.h"
+#include "core/sort.h"
 
 /* Sections whose lines other CPUs may write: data, bss, read-mostly, per-cpu. */
 static int data_section(const char *name)
@@ -106,6 +107,6 @@ int hm_globals_load(struct hm_arena *a, const char *path, struct hm_global **out
 				  "%s: no symbol table for --globals (stripped): use the unstripped "
 				  "build or its debug file", path);
 	if (*nr)
-		qsort(*out, *nr, sizeof(**out), cmp_addr);
+		hm_sort(*out, *nr, sizeof(**out), cmp_addr);
 	return 0;
 }

@@ -232,20 +232,23 @@ size_t hm_layout_suggest(struct hm_layout *lay, const char *name, const char **o
 	return got;
 }
 
+/* Chains of qualifiers and typedefs longer than this are cycles in a corrupt file. */
+#define HM_MAX_CHAIN 64
+
 const struct hm_type *hm_type_strip_cv(const struct hm_type *t)
 {
-	while (t && (t->kind == HM_T_CONST || t->kind == HM_T_VOLATILE ||
-		     t->kind == HM_T_RESTRICT || t->kind == HM_T_ATOMIC))
-		t = t->ref;
+	for (int n = 0; t && (t->kind == HM_T_CONST || t->kind == HM_T_VOLATILE ||
+			      t->kind == HM_T_RESTRICT || t->kind == HM_T_ATOMIC); n++)
+		t = n < HM_MAX_CHAIN ? t->ref : NULL;
 	return t;
 }
 
 const struct hm_type *hm_type_strip(const struct hm_type *t)
 {
-	while (t && (t->kind == HM_T_TYPEDEF || t->kind == HM_T_CONST ||
-		     t->kind == HM_T_VOLATILE || t->kind == HM_T_RESTRICT ||
-		     t->kind == HM_T_ATOMIC))
-		t = t->ref;
+	for (int n = 0; t && (t->kind == HM_T_TYPEDEF || t->kind == HM_T_CONST ||
+			      t->kind == HM_T_VOLATILE || t->kind == HM_T_RESTRICT ||
+			      t->kind == HM_T_ATOMIC); n++)
+		t = n < HM_MAX_CHAIN ? t->ref : NULL;
 	return t;
 }
 
@@ -271,13 +274,14 @@ const struct hm_member *hm_type_members(const struct hm_type *t, uint32_t *nr)
 	return t->members;
 }
 
-/* Natural alignment as the C ABI computes it; explicit __aligned__ wins when larger. */
-uint32_t hm_type_align(const struct hm_type *t)
+/* Natural alignment as the C ABI computes it; explicit __aligned__ wins when larger.
+ * depth bounds the recursion: a corrupt file can make a struct contain itself. */
+static uint32_t type_align(const struct hm_type *t, int depth)
 {
 	uint32_t a = 1, nr;
 	const struct hm_member *m;
 
-	if (!t)
+	if (!t || depth > HM_MAX_CHAIN)
 		return 1;
 	switch (t->kind) {
 	case HM_T_BASE:
@@ -293,14 +297,14 @@ uint32_t hm_type_align(const struct hm_type *t)
 	case HM_T_VOLATILE:
 	case HM_T_RESTRICT:
 	case HM_T_ATOMIC:
-		a = hm_type_align(t->ref);
+		a = type_align(t->ref, depth + 1);
 		break;
 	case HM_T_STRUCT:
 	case HM_T_UNION:
 	case HM_T_CLASS:
 		m = hm_type_members(t, &nr);
 		for (uint32_t i = 0; i < nr; i++) {
-			uint32_t ma = m[i].align ? m[i].align : hm_type_align(m[i].type);
+			uint32_t ma = m[i].align ? m[i].align : type_align(m[i].type, depth + 1);
 
 			if (!m[i].bit_size && (m[i].bit_offset % (8ull * ma)))
 				return t->align ? t->align : 1;	/* packed */
@@ -314,6 +318,11 @@ uint32_t hm_type_align(const struct hm_type *t)
 		break;
 	}
 	return t->align > a ? t->align : a;
+}
+
+uint32_t hm_type_align(const struct hm_type *t)
+{
+	return type_align(t, 0);
 }
 
 const char *hm_type_tag_name(struct hm_arena *a, const struct hm_type *t)

@@ -28,7 +28,7 @@ static const char *qual_word(enum hm_tkind k)
 	}
 }
 
-static const char *params_str(struct hm_arena *a, const struct hm_type *fn);
+static const char *params_str(struct hm_arena *a, const struct hm_type *fn, int depth);
 
 /* Builds the declarator around inner and returns the base type spelling in *base. */
 static const char *declarator(struct hm_arena *a, const struct hm_type *t, const char *inner,
@@ -58,7 +58,7 @@ static const char *declarator(struct hm_arena *a, const struct hm_type *t, const
 					     : hm_arena_printf(a, "%s[]", inner);
 		return declarator(a, t->ref, inner, base, depth + 1);
 	case HM_T_FUNC:
-		inner = hm_arena_printf(a, "%s%s", inner, params_str(a, t));
+		inner = hm_arena_printf(a, "%s%s", inner, params_str(a, t, depth + 1));
 		return declarator(a, t->ref, inner, base, depth + 1);
 	case HM_T_CONST:
 	case HM_T_VOLATILE:
@@ -102,23 +102,31 @@ static void split(struct hm_arena *a, const char *base, const char *decl, const 
 	*name_col = decl;
 }
 
-void hm_type_decl(struct hm_arena *a, const struct hm_type *t, const char *name,
-		  const char **type_col, const char **name_col)
+static void decl_at(struct hm_arena *a, const struct hm_type *t, const char *name,
+		    const char **type_col, const char **name_col, int depth)
 {
 	const char *base = "void";
-	const char *decl = declarator(a, t, name ? name : "", &base, 0);
+	const char *decl = declarator(a, t, name ? name : "", &base, depth);
 
 	split(a, base, decl, type_col, name_col);
 }
 
-static const char *params_str(struct hm_arena *a, const struct hm_type *fn)
+void hm_type_decl(struct hm_arena *a, const struct hm_type *t, const char *name,
+		  const char **type_col, const char **name_col)
+{
+	decl_at(a, t, name, type_col, name_col, 0);
+}
+
+/* depth carries on through parameter types: a pointer-to-function parameter of its own
+ * type would otherwise recurse without end in a corrupt file. */
+static const char *params_str(struct hm_arena *a, const struct hm_type *fn, int depth)
 {
 	const char *s = "(";
 
 	for (uint32_t i = 0; i < fn->nr_params; i++) {
 		const char *tc, *nc;
 
-		hm_type_decl(a, fn->params[i], NULL, &tc, &nc);
+		decl_at(a, fn->params[i], NULL, &tc, &nc, depth);
 		s = hm_arena_printf(a, "%s%s%s%s%s", s, i ? ", " : "", tc, *nc ? " " : "", nc);
 	}
 	if (fn->variadic)

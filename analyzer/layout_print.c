@@ -10,11 +10,18 @@
 #define NAME_COL 21
 #define MAX_NEST 32
 
+/* Members expanded in place per printed type: a corrupt file can share one anonymous
+ * struct many times at every level, which would print exponentially. */
+#define MAX_EXPANDED 20000
+
 struct printer {
 	FILE *out;
 	struct hm_arena *a;
 	const struct hm_print_opts *o;
 	uint64_t last_line;	/* last cache line whose boundary was marked */
+	const struct hm_type *open[MAX_NEST + 1];	/* types being expanded, outermost first */
+	int nr_open;
+	unsigned expanded;
 };
 
 static const char *kw_of(const struct hm_type *t)
@@ -28,10 +35,20 @@ static const struct hm_type *inline_type(const struct printer *p, const struct h
 	const struct hm_type *direct = hm_type_strip_cv(m->type);
 	const struct hm_type *s = hm_type_strip(m->type);
 
-	if (m->bit_size || !hm_type_is_aggregate(s))
+	if (m->bit_size || !hm_type_is_aggregate(s) || p->nr_open > MAX_NEST ||
+	    p->expanded > MAX_EXPANDED)
 		return NULL;
+	for (int i = 0; i < p->nr_open; i++)
+		if (p->open[i] == s)
+			return NULL;	/* contains itself: only in a corrupt file */
 	/* A typedef of an anonymous struct prints by the typedef's name. */
 	return (direct == s && !s->name) || p->o->expand ? s : NULL;
+}
+
+static void open_type(struct printer *p, const struct hm_type *t)
+{
+	p->open[p->nr_open++] = t;
+	p->expanded++;
 }
 
 static void indent(FILE *out, int depth)
@@ -89,7 +106,9 @@ static void print_member(struct printer *p, const struct hm_member_shape *ms, ui
 	if (sub && depth < MAX_NEST) {
 		fprintf(p->out, "%s%s%s {\n", kw_of(sub), sub->name ? " " : "",
 			sub->name ? sub->name : "");
+		open_type(p, sub);
 		print_members(p, sub, off, depth + 1);
+		p->nr_open--;
 		indent(p->out, depth);
 		name = hm_arena_printf(p->a, "}%s%s;", m->name ? " " : "", m->name ? m->name : "");
 		if (hm_type_strip(m->type) != hm_type_strip(sub))
@@ -206,6 +225,7 @@ void hm_layout_print_text(FILE *out, struct hm_arena *a, const struct hm_type *t
 	t = hm_type_strip(t);
 	hm_shape_compute(a, t, o->line_size, &s);
 	fprintf(out, "%s %s {\n", kw_of(t), t->name ? t->name : "(anonymous)");
+	open_type(&p, t);
 	print_members(&p, t, 0, 0);
 	print_summary(&p, &s);
 	fputc('}', out);
@@ -246,8 +266,11 @@ static void json_members(struct printer *p, struct hm_json *j, const struct hm_t
 			hm_json_u64(j, "hole_after", ms->hole_after);
 			hm_json_u64(j, "bit_hole_after", ms->bit_hole_after);
 		}
-		if (sub && depth < MAX_NEST)
+		if (sub && depth < MAX_NEST) {
+			open_type(p, sub);
 			json_members(p, j, sub, off, depth + 1);
+			p->nr_open--;
+		}
 		hm_json_obj_end(j);
 	}
 	hm_json_arr_end(j);
@@ -268,6 +291,7 @@ void hm_layout_print_json(struct hm_json *j, struct hm_arena *a, const struct hm
 	hm_json_u64(j, "align", s.align);
 	hm_json_u64(j, "cachelines", s.cachelines);
 	hm_json_bool(j, "packed", s.packed);
+	open_type(&p, t);
 	json_members(&p, j, t, 0, 0);
 	hm_json_arr_begin(j, "holes");
 	for (uint32_t i = 0; i < s.nr; i++) {

@@ -276,10 +276,11 @@ const struct hm_member *hm_type_members(const struct hm_type *t, uint32_t *nr)
 
 /* Natural alignment as the C ABI computes it; explicit __aligned__ wins when larger.
  * depth bounds the recursion: a corrupt file can make a struct contain itself. */
+static uint32_t struct_align(const struct hm_type *t, int depth);
+
 static uint32_t type_align(const struct hm_type *t, int depth)
 {
-	uint32_t a = 1, nr;
-	const struct hm_member *m;
+	uint32_t a = 1;
 
 	if (!t || depth > HM_MAX_CHAIN)
 		return 1;
@@ -302,21 +303,37 @@ static uint32_t type_align(const struct hm_type *t, int depth)
 	case HM_T_STRUCT:
 	case HM_T_UNION:
 	case HM_T_CLASS:
-		m = hm_type_members(t, &nr);
-		for (uint32_t i = 0; i < nr; i++) {
-			uint32_t ma = m[i].align ? m[i].align : type_align(m[i].type, depth + 1);
-
-			if (!m[i].bit_size && (m[i].bit_offset % (8ull * ma)))
-				return t->align ? t->align : 1;	/* packed */
-			if (ma > a)
-				a = ma;
-		}
-		if (t->size % a)
-			return t->align ? t->align : 1;		/* packed */
-		break;
+		/* Cached per type: shared members would otherwise be walked once per path,
+		 * and a corrupt file that nests a struct in itself is caught as a cycle. */
+		if (t->align_state)
+			return t->align_state == 2 ? t->align_cached : 1;
+		((struct hm_type *)t)->align_state = 1;
+		a = struct_align(t, depth);
+		((struct hm_type *)t)->align_cached = a;
+		((struct hm_type *)t)->align_state = 2;
+		return a;
 	default:
 		break;
 	}
+	return t->align > a ? t->align : a;
+}
+
+/* A struct's alignment: its largest member's, or 1 when packed. */
+static uint32_t struct_align(const struct hm_type *t, int depth)
+{
+	uint32_t a = 1, nr;
+	const struct hm_member *m = hm_type_members(t, &nr);
+
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t ma = m[i].align ? m[i].align : type_align(m[i].type, depth + 1);
+
+		if (!m[i].bit_size && (m[i].bit_offset % (8ull * ma)))
+			return t->align ? t->align : 1;	/* packed */
+		if (ma > a)
+			a = ma;
+	}
+	if (t->size % a)
+		return t->align ? t->align : 1;		/* packed */
 	return t->align > a ? t->align : a;
 }
 

@@ -55,6 +55,8 @@ struct hm_type {
 	struct hm_layout *src;
 	uint64_t key;			/* DIE offset or BTF id in src */
 	int loaded;
+	uint8_t align_state;		/* hm_type_align's cache: 0 none, 1 busy, 2 done */
+	uint32_t align_cached;
 	uint32_t nr_members;
 	struct hm_member *members;
 };

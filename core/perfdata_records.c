@@ -266,7 +266,8 @@ static int read_event_update(struct hm_perfdata *pd, struct hm_err *err)
 	name = take_str(&c);
 	if (c.bad)
 		return bad_record(pd, "event update", err);
-	hm_pd_desc_add(pd, name, id, 1, UINT32_MAX);
+	/* The name points into the current record, which the next read overwrites. */
+	hm_pd_desc_add(pd, hm_arena_strdup(&pd->arena, name), id, 1, UINT32_MAX);
 	hm_pd_apply_names(pd);
 	return 0;
 }

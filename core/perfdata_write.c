@@ -19,6 +19,7 @@ struct hm_perfdata_writer {
 	uint64_t *ids;			/* every attr's ids, in attr order */
 	uint32_t nr_attrs, attr_size;	/* attr_size: bytes of perf_event_attr on disk */
 	uint64_t attrs_off, data_off, data_size;
+	uint64_t on_disk;		/* data bytes known written: what the header claims */
 	struct hm_pbuf out;		/* records not yet written */
 	struct hm_pbuf rec;		/* the record being built */
 };
@@ -52,10 +53,44 @@ static int write_all(struct hm_perfdata_writer *w, const void *p, size_t n, stru
 	return 0;
 }
 
+static int write_header(struct hm_perfdata_writer *w, const uint64_t feats[4], struct hm_err *err);
+
+/* On a failed write (a full disk) the file is cut back to the last whole flush and the
+ * header, whose block already exists, rewritten to match: the file stays readable. */
+/* Bytes of whole records among the first `written` bytes of the buffer. */
+static size_t whole_records(const struct hm_pbuf *b, size_t written)
+{
+	size_t at = 0;
+
+	while (at + sizeof(struct perf_event_header) <= written) {
+		struct perf_event_header h;
+
+		memcpy(&h, b->p + at, sizeof(h));
+		if (!h.size || at + h.size > written)
+			break;
+		at += h.size;
+	}
+	return at;
+}
+
 static int flush(struct hm_perfdata_writer *w, struct hm_err *err)
 {
+	off_t before = lseek(w->fd, 0, SEEK_CUR);
 	int rc = write_all(w, w->out.p, w->out.len, err);
 
+	if (rc == 0) {
+		w->on_disk = w->data_size;
+	} else if (!w->pipe && before >= 0) {
+		off_t now = lseek(w->fd, 0, SEEK_CUR);
+		size_t keep = whole_records(&w->out, now > before ? (size_t)(now - before) : 0);
+		struct hm_err ignore;
+
+		w->on_disk += keep;
+		if (ftruncate(w->fd, (off_t)(w->data_off + w->on_disk)) == 0)
+			lseek(w->fd, 0, SEEK_END);
+		w->data_size = w->on_disk;
+		write_header(w, NULL, &ignore);
+	}
 	w->out.len = 0;
 	return rc;
 }
@@ -69,7 +104,7 @@ static int write_header(struct hm_perfdata_writer *w, const uint64_t feats[4], s
 		.attrs_off = w->attrs_off,
 		.attrs_size = (w->attr_size + 16ull) * w->nr_attrs,
 		.data_off = w->data_off,
-		.data_size = w->data_size,
+		.data_size = w->on_disk,
 	};
 
 	if (feats)

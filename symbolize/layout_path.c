@@ -49,7 +49,7 @@ const struct hm_type *hm_layout_field_at(const struct hm_type *t, uint64_t offse
 		buf[0] = '\0';
 	if (!s || (s->size && offset >= s->size))
 		return NULL;
-	for (int depth = 0; depth < HM_MAX_NEST; depth++) {
+	for (int depth = 0; depth < HM_MAX_NEST && s; depth++) {
 		const struct hm_member *m, *prev;
 
 		if (s->kind == HM_T_ARRAY) {
@@ -83,11 +83,18 @@ const struct hm_type *hm_layout_field_at(const struct hm_type *t, uint64_t offse
 	return s;
 }
 
+/* Members visited per walk: a corrupt file can share one struct many times at every
+ * level, or nest a struct in itself; real types stay far below this. */
+#define HM_MAX_WALK (1u << 20)
+
 struct walk {
 	int all_elems;
 	int (*cb)(const struct hm_field *f, void *ctx);
 	void *ctx;
 	char path[1024];
+	const struct hm_type *open[HM_MAX_NEST + 2];	/* aggregates being walked */
+	int nr_open;
+	unsigned visited;
 };
 
 static int walk_type(struct walk *w, const struct hm_type *t, uint64_t base_bits, int depth);
@@ -134,11 +141,16 @@ static int walk_type(struct walk *w, const struct hm_type *t, uint64_t base_bits
 	const struct hm_member *m;
 	int rc = 0;
 
-	if (depth > HM_MAX_NEST)
+	if (depth > HM_MAX_NEST || w->visited > HM_MAX_WALK)
 		return 0;
+	for (int i = 0; i < w->nr_open; i++)
+		if (w->open[i] == t)
+			return 0;	/* a struct inside itself: only in a corrupt file */
+	w->open[w->nr_open++] = t;
 	m = hm_type_members(t, &nr);
-	for (uint32_t i = 0; i < nr && !rc; i++)
+	for (uint32_t i = 0; i < nr && !rc && w->visited++ <= HM_MAX_WALK; i++)
 		rc = walk_member(w, &m[i], base_bits, depth);
+	w->nr_open--;
 	return rc;
 }
 
@@ -153,13 +165,16 @@ int hm_layout_walk(const struct hm_type *t, int all_elems,
 /* Finds the member called name in t, looking through anonymous members; adds its
  * offset to *off. */
 static const struct hm_member *find_named(const struct hm_type *t, const char *name, size_t len,
-					  uint64_t *off, int depth)
+					  uint64_t *off, int depth, unsigned *budget)
 {
 	uint32_t nr;
 	const struct hm_member *m = hm_type_members(t, &nr);
 
-	if (depth > HM_MAX_NEST)
+	/* Anonymous members are searched depth first; the budget bounds corrupt files that
+	 * share one anonymous struct at every level. */
+	if (depth > HM_MAX_NEST || *budget < nr)
 		return NULL;
+	*budget -= nr;
 	for (uint32_t i = 0; i < nr; i++) {
 		if (m[i].name && strlen(m[i].name) == len && !strncmp(m[i].name, name, len)) {
 			*off += m[i].bit_offset / 8;
@@ -172,7 +187,7 @@ static const struct hm_member *find_named(const struct hm_type *t, const char *n
 
 		if (m[i].name || !hm_type_is_aggregate(m[i].type))
 			continue;
-		found = find_named(hm_type_strip(m[i].type), name, len, &sub, depth + 1);
+		found = find_named(hm_type_strip(m[i].type), name, len, &sub, depth + 1, budget);
 		if (found) {
 			*off += m[i].bit_offset / 8 + sub;
 			return found;
@@ -193,7 +208,9 @@ int hm_layout_member_offset(const struct hm_type *t, const char *path, uint64_t 
 		const struct hm_member *m;
 
 		if (len) {
-			m = find_named(cur, p, len, &off, 0);
+			unsigned budget = HM_MAX_WALK;
+
+			m = find_named(cur, p, len, &off, 0, &budget);
 			if (!m)
 				return -1;
 			cur = hm_type_strip(m->type);

@@ -58,6 +58,10 @@ int hm_fkind_mask(const char *list, unsigned *mask)
 	return 0;
 }
 
+/* Units (and so pairs of units) per type: far above any real struct (task_struct has
+ * about 1,000 leaves); a corrupt file that nests a struct in itself stops here. */
+#define MAX_UNITS 4096
+
 struct leaf {
 	const char *path, *type;
 	uint64_t bit_off, bits;
@@ -70,6 +74,7 @@ struct leaves {
 	struct leaf *v;
 	size_t n, cap;
 	struct hm_hash by_path;
+	unsigned long visits;		/* walk_units calls: bounded like the leaves */
 };
 
 static void push_leaf(struct leaves *L, const char *path, uint64_t bit_off, uint64_t bits,
@@ -96,6 +101,9 @@ static int add_leaf(const struct hm_field *f, void *ctx)
 {
 	struct leaves *L = ctx;
 	const char *tc, *nc;
+
+	if (L->n >= 4 * MAX_UNITS)
+		return 1;	/* a corrupt, self-nesting type: compare what came first */
 
 	hm_type_decl(L->a, f->m->type, NULL, &tc, &nc);
 	push_leaf(L, f->path, f->bit_offset, f->m->bit_size ? f->m->bit_size : f->size * 8,
@@ -190,9 +198,12 @@ static void walk_units(struct leaves *L, const struct hm_type *t, uint64_t base,
 		       int depth)
 {
 	uint32_t nr;
-	const struct hm_member *m = hm_type_members(t, &nr);
+	const struct hm_member *m;
 
-	for (uint32_t i = 0; i < nr && depth < 32; i++) {
+	if (L->visits++ > 4 * MAX_UNITS)
+		return;
+	m = hm_type_members(t, &nr);
+	for (uint32_t i = 0; i < nr && depth < 32 && L->n < MAX_UNITS; i++) {
 		const struct hm_type *s = hm_type_strip(m[i].type);
 		uint64_t bits = m[i].bit_size ? m[i].bit_size : (s ? s->size * 8 : 0);
 		const char *path = m[i].name ? (*prefix ? hm_arena_printf(L->a, "%s.%s", prefix,
@@ -401,6 +412,7 @@ struct run {
 	struct pair *pairs;
 	size_t nr_pairs, cap_pairs;
 	struct hm_hash changed;		/* "struct foo" -> its hm_type_diff */
+	unsigned long embeds_budget;	/* aggregates visited looking for embedded types */
 };
 
 static void push_name(const char ***v, size_t *n, const char *name)
@@ -461,8 +473,9 @@ static void embeds_scan(struct run *r, struct pair *p, const struct hm_type *t, 
 	uint32_t nr;
 	const struct hm_member *m = hm_type_members(t, &nr);
 
-	if (depth > 32)
+	if (depth > 32 || r->embeds_budget == 0)
 		return;
+	r->embeds_budget--;
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct hm_type *s = hm_type_strip(m[i].type);
 		const char *path = m[i].name ? (*prefix ? hm_arena_printf(r->a, "%s.%s", prefix,
@@ -553,8 +566,10 @@ int hm_diff_types(struct hm_arena *a, struct hm_layout *old, struct hm_layout *n
 		hm_layout_foreach(old, each_old, &r);
 		hm_layout_foreach(new, each_new, &r);
 	}
-	for (size_t i = 0; i < r.nr_pairs && !rc; i++)
+	for (size_t i = 0; i < r.nr_pairs && !rc; i++) {
+		r.embeds_budget = 1ul << 14;	/* nested aggregates per type */
 		embeds_scan(&r, &r.pairs[i], r.pairs[i].nt, "", 0);
+	}
 	for (size_t i = 0; i < r.nr_pairs && !rc; i++) {
 		struct hm_type_diff *td = r.pairs[i].td;
 

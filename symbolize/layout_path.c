@@ -85,7 +85,7 @@ const struct hm_type *hm_layout_field_at(const struct hm_type *t, uint64_t offse
 
 /* Members visited per walk: a corrupt file can share one struct many times at every
  * level, or nest a struct in itself; real types stay far below this. */
-#define HM_MAX_WALK (1u << 20)
+#define HM_MAX_WALK (1u << 16)
 
 struct walk {
 	int all_elems;

@@ -82,6 +82,35 @@ demo: deps
 bench: deps all examples
 	@bench/run.sh ./$(BIN)
 
+# libFuzzer targets (tests/fuzz/README.md): built with clang into build-fuzz/, apart from
+# build/ and build-asan/; each runs FUZZ_SECONDS on seeds that tests/fuzz/seeds.sh makes
+# from the examples and the shared perf.data fixtures. Fails if any target crashes.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := perfdata layout_dwarf layout_btf decode
+FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=all
+FUZZ_BINS    := $(FUZZ_TARGETS:%=build-fuzz/fuzz/%_fuzz)
+
+.PHONY: fuzz fuzz-build
+fuzz: deps
+	@$(MAKE) --no-print-directory all examples >/dev/null
+	@$(MAKE) --no-print-directory fuzz-build >/dev/null
+	@tests/fuzz/seeds.sh build-fuzz/corpus ./$(BIN)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# -Wno-error: clang warns where gcc (the project's compiler) does not; make still builds -Werror.
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) CFLAGS="$(FUZZ_FLAGS)" \
+		HM_CFLAGS="$(HM_CFLAGS) -Wno-error" $(FUZZ_BINS)
+
+build-fuzz/fuzz/%_fuzz: tests/fuzz/%_fuzz.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(HM_CFLAGS) -fsanitize=fuzzer,address,undefined -MMD -MP -o $@ $< \
+		$(LIB) $(HM_LIBS) $(LDLIBS)
+
+-include $(FUZZ_BINS:=.d)
+
 install: $(BIN)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/hitmap
 

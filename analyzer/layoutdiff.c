@@ -58,8 +58,8 @@ int hm_fkind_mask(const char *list, unsigned *mask)
 	return 0;
 }
 
-/* Units (and so pairs of units) per type: far above any real struct (task_struct has
- * about 1,000 leaves); a corrupt file that nests a struct in itself stops here. */
+/* Units per type, far above any real struct (task_struct: ~1,000 leaves); a corrupt file
+ * that nests a struct in itself stops here. */
 #define MAX_UNITS 4096
 
 struct leaf {
@@ -103,7 +103,7 @@ static int add_leaf(const struct hm_field *f, void *ctx)
 	const char *tc, *nc;
 
 	if (L->n >= 4 * MAX_UNITS)
-		return 1;	/* a corrupt, self-nesting type: compare what came first */
+		return 1;	/* a corrupt, self-nesting type: keep what came first */
 
 	hm_type_decl(L->a, f->m->type, NULL, &tc, &nc);
 	push_leaf(L, f->path, f->bit_offset, f->m->bit_size ? f->m->bit_size : f->size * 8,

@@ -118,5 +118,5 @@ fmt:
 	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(wildcard */*.h)
 
 clean:
-	rm -rf build build-asan $(BIN)
+	rm -rf build build-asan build-fuzz $(BIN)
 	$(MAKE) -C examples clean

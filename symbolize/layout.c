@@ -105,18 +105,14 @@ static void index_complete(struct hm_layout *lay)
 			lay->index_done = 1;
 }
 
-const struct hm_type *hm_layout_find(struct hm_layout *lay, const char *name)
+/* A bare name in what is indexed so far: the aggregate tags first, then a typedef that
+ * names an aggregate. */
+static const struct hm_type *find_bare(struct hm_layout *lay, const char *name)
 {
 	static const char *const kws[] = {"struct", "union", "class"};
-	const char *sp = strchr(name, ' ');
 	struct hm_name_entry *e;
 	char key[512];
 
-	if (sp) {
-		e = index_lookup(lay, name);
-		return e ? entry_type(lay, e) : NULL;
-	}
-	/* A bare name: the aggregate tags first, then a typedef naming an aggregate. */
 	for (size_t i = 0; i < sizeof(kws) / sizeof(kws[0]); i++) {
 		snprintf(key, sizeof(key), "%s %s", kws[i], name);
 		if ((e = hm_hash_get(&lay->names, key)))
@@ -124,19 +120,23 @@ const struct hm_type *hm_layout_find(struct hm_layout *lay, const char *name)
 	}
 	if ((e = hm_hash_get(&lay->names, name)) && hm_type_is_aggregate(entry_type(lay, e)))
 		return hm_type_strip(entry_type(lay, e));
-	while (!lay->index_done) {
+	return NULL;
+}
+
+const struct hm_type *hm_layout_find(struct hm_layout *lay, const char *name)
+{
+	const struct hm_type *t;
+
+	if (strchr(name, ' ')) {
+		struct hm_name_entry *e = index_lookup(lay, name);
+
+		return e ? entry_type(lay, e) : NULL;
+	}
+	/* Scan no further into the file than the name needs. */
+	while (!(t = find_bare(lay, name)) && !lay->index_done)
 		if (!lay->ops->index_more(lay))
 			lay->index_done = 1;
-		for (size_t i = 0; i < sizeof(kws) / sizeof(kws[0]); i++) {
-			snprintf(key, sizeof(key), "%s %s", kws[i], name);
-			if ((e = hm_hash_get(&lay->names, key)))
-				return entry_type(lay, e);
-		}
-		e = hm_hash_get(&lay->names, name);
-		if (e && hm_type_is_aggregate(entry_type(lay, e)))
-			return hm_type_strip(entry_type(lay, e));
-	}
-	return NULL;
+	return t;
 }
 
 const struct hm_type *hm_layout_var_type(struct hm_layout *lay, const char *name)

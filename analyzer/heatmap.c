@@ -288,7 +288,7 @@ static int32_t row_at(const struct hm_heat *h, const uint64_t *ends, uint64_t of
 	return best >= 0 ? best : unit;
 }
 
-static int type_matches(const struct hm_type *t, const struct hm_type *u)
+int hm_heat_type_matches(const struct hm_type *t, const struct hm_type *u)
 {
 	u = hm_type_strip(u);
 	if (u == t)
@@ -333,7 +333,7 @@ static size_t collect(const struct hm_heat *h, const uint64_t *ends, const struc
 		const struct hm_access *x = &acc[i];
 		uint64_t off = x->field_off;
 
-		if (!x->type || !type_matches(h->type, x->type))
+		if (!x->type || !hm_heat_type_matches(h->type, x->type))
 			continue;
 		if (off >= h->size) {
 			(*outside)++;
@@ -371,17 +371,23 @@ struct last {
 	uint8_t store;
 };
 
-static void count(struct hm_heat *h, const struct ent *e, size_t n)
-{
+/* What counting keeps between batches: distinct threads seen and each line's last
+ * access, so that batches added in time order count as one run. */
+struct hm_heat_acc {
+	struct hm_arena *a;
+	struct hm_heat *h;
+	uint64_t *ends;			/* end of the furthest row so far, per row */
 	struct hm_map64 seen, lastmap;
-	struct last *pool = xrealloc(NULL, n * sizeof(*pool));
+};
 
-	hm_map64_init(&seen);
-	hm_map64_init(&lastmap);
+static void count(struct hm_heat_acc *c, const struct ent *e, size_t n)
+{
+	struct hm_heat *h = c->h;
+
 	for (size_t i = 0; i < n; i++) {
 		struct hm_heat_field *f = e[i].row >= 0 ? &h->fields[e[i].row] : NULL;
 		struct hm_heat_line *l = &h->lines[e[i].line];
-		struct last *prev = hm_map64_get(&lastmap, e[i].key);
+		struct last *prev = hm_map64_get(&c->lastmap, e[i].key);
 		int store = e[i].op == HM_OP_STORE;
 		int conflict = prev && prev->tid != e[i].tid && (prev->store || store);
 
@@ -390,27 +396,24 @@ static void count(struct hm_heat *h, const struct ent *e, size_t n)
 			f->stores += store;
 			f->other += e[i].op != HM_OP_LOAD && !store;
 			f->conflicts += conflict;
-			f->threads += first_seen(&seen, 0, (uint64_t)e[i].row, e[i].tid);
+			f->threads += first_seen(&c->seen, 0, (uint64_t)e[i].row, e[i].tid);
 		}
 		l->loads += e[i].op == HM_OP_LOAD;
 		l->stores += store;
 		l->other += e[i].op != HM_OP_LOAD && !store;
 		l->conflicts += conflict;
-		l->threads += first_seen(&seen, 1, e[i].line, e[i].tid);
+		l->threads += first_seen(&c->seen, 1, e[i].line, e[i].tid);
 		if (e[i].op == HM_OP_LOAD)
-			l->readers += first_seen(&seen, 2, e[i].line, e[i].tid);
+			l->readers += first_seen(&c->seen, 2, e[i].line, e[i].tid);
 		if (store)
-			l->writers += first_seen(&seen, 3, e[i].line, e[i].tid);
+			l->writers += first_seen(&c->seen, 3, e[i].line, e[i].tid);
 		if (!prev) {
-			prev = &pool[i];
-			hm_map64_put(&lastmap, e[i].key, prev);
+			prev = hm_arena_alloc(c->a, sizeof(*prev));
+			hm_map64_put(&c->lastmap, e[i].key, prev);
 		}
 		prev->tid = e[i].tid;
 		prev->store = (uint8_t)store;
 	}
-	hm_map64_free(&seen);
-	hm_map64_free(&lastmap);
-	free(pool);
 }
 
 static void maxima(struct hm_heat *h)
@@ -427,18 +430,16 @@ static void maxima(struct hm_heat *h)
 			h->max_conflicts = h->lines[i].conflicts;
 }
 
-int hm_heat_build_opts(struct hm_arena *a, const struct hm_type *t, const struct hm_access *acc,
-		       size_t n, const struct hm_heat_opts *o, struct hm_heat *out,
-		       struct hm_err *err)
+int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_heat_opts *o,
+		  struct hm_heat *out, struct hm_heat_acc **acc, struct hm_err *err)
 {
 	uint32_t ls = o && o->line_size ? o->line_size : 64;
 	struct rows r = {.a = a, .all_elems = o && o->all_elems};
 	struct hm_heat *h = out;
-	uint64_t *ends;
-	struct ent *e;
-	size_t ne;
+	struct hm_heat_acc *c;
 
 	memset(h, 0, sizeof(*h));
+	*acc = NULL;
 	t = hm_type_strip(t);
 	if (!hm_type_is_aggregate(t) || !t->size) {
 		hm_err_set(err, HM_EXIT_INPUT,
@@ -471,20 +472,57 @@ int hm_heat_build_opts(struct hm_arena *a, const struct hm_type *t, const struct
 	h->lines = hm_arena_alloc(a, h->nr_lines * sizeof(*h->lines));
 	for (uint64_t i = 0; i < h->nr_lines; i++)
 		h->lines[i].line = i;
-	ends = xrealloc(NULL, (h->nr_fields + 1) * sizeof(*ends));
+	c = xrealloc(NULL, sizeof(*c));
+	c->a = a;
+	c->h = h;
+	c->ends = xrealloc(NULL, (h->nr_fields + 1) * sizeof(*c->ends));
 	for (uint32_t i = 0; i < h->nr_fields; i++) {
 		uint64_t end = h->fields[i].offset + h->fields[i].size;
 
-		ends[i] = i && ends[i - 1] > end ? ends[i - 1] : end;
+		c->ends[i] = i && c->ends[i - 1] > end ? c->ends[i - 1] : end;
 	}
-	e = xrealloc(NULL, (n + 1) * sizeof(*e));
-	ne = collect(h, ends, acc, n, e, &h->outside);
-	h->accesses = ne + h->outside;
+	hm_map64_init(&c->seen);
+	hm_map64_init(&c->lastmap);
+	*acc = c;
+	return 0;
+}
+
+void hm_heat_add(struct hm_heat_acc *c, const struct hm_access *acc, size_t n)
+{
+	struct hm_heat *h = c->h;
+	struct ent *e = xrealloc(NULL, (n + 1) * sizeof(*e));
+	uint64_t outside = 0;
+	size_t ne = collect(h, c->ends, acc, n, e, &outside);
+
+	h->outside += outside;
+	h->accesses += ne + outside;
 	hm_sort(e, ne, sizeof(*e), cmp_ent);
-	count(h, e, ne);
-	maxima(h);
+	count(c, e, ne);
 	free(e);
-	free(ends);
+}
+
+void hm_heat_end(struct hm_heat_acc *c)
+{
+	if (!c)
+		return;
+	maxima(c->h);
+	hm_map64_free(&c->seen);
+	hm_map64_free(&c->lastmap);
+	free(c->ends);
+	free(c);
+}
+
+int hm_heat_build_opts(struct hm_arena *a, const struct hm_type *t, const struct hm_access *acc,
+		       size_t n, const struct hm_heat_opts *o, struct hm_heat *out,
+		       struct hm_err *err)
+{
+	struct hm_heat_acc *c;
+	int rc = hm_heat_begin(a, t, o, out, &c, err);
+
+	if (rc)
+		return rc;
+	hm_heat_add(c, acc, n);
+	hm_heat_end(c);
 	return 0;
 }
 

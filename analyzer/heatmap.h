@@ -78,6 +78,18 @@ int hm_heat_build(struct hm_arena *a, const struct hm_type *t, const struct hm_a
 int hm_heat_build_opts(struct hm_arena *a, const struct hm_type *t, const struct hm_access *acc,
 		       size_t n, const struct hm_heat_opts *o, struct hm_heat *out,
 		       struct hm_err *err);
+/* The same from batches of accesses in time order (hitmap report streams a recording):
+ * begin lays out the rows, add counts a batch (threads and each line's last access are
+ * kept between batches, so the result equals one build over all of them), end sets the
+ * maxima and frees the state. */
+struct hm_heat_acc;
+/* u (any type) counts in t's heat map: the same stripped type, or an aggregate of the
+ * same kind, name and size from another module. */
+int hm_heat_type_matches(const struct hm_type *t, const struct hm_type *u);
+int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_heat_opts *o,
+		  struct hm_heat *out, struct hm_heat_acc **acc, struct hm_err *err);
+void hm_heat_add(struct hm_heat_acc *acc, const struct hm_access *x, size_t n);
+void hm_heat_end(struct hm_heat_acc *acc);
 
 /* The layout as `hitmap layout` prints it (flattened to leaf members) with loads,
  * stores, threads, conflicts and a bar per row, and line totals on the boundary rows. */

@@ -264,6 +264,7 @@ static size_t totals(struct ctx *c, size_t n, struct hm_lines *out, uint32_t *li
 
 		out->total++;
 		out->cpus_known |= x->s.cpu != c->acc[0].s.cpu;
+		out->first_cpu = c->acc[0].s.cpu;
 		out->with_addr += x->s.addr != 0;
 		out->resolved += x->s.addr && x->object &&
 				 x->method != HM_M_UNKNOWN && x->method != HM_M_NOADDR;
@@ -290,7 +291,7 @@ static size_t totals(struct ctx *c, size_t n, struct hm_lines *out, uint32_t *li
 	return nl;
 }
 
-static enum hm_source majority(const struct hm_lines *l)
+enum hm_source hm_lines_majority(const struct hm_lines *l)
 {
 	const uint64_t *s = l->by_source;
 
@@ -325,11 +326,11 @@ static int ctx_alloc(struct ctx *c, size_t n)
 	return c->recs && c->start && c->fill && c->fidx && c->ev && c->remap ? 0 : -1;
 }
 
-int hm_lines_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
-		   uint32_t line_size, uint64_t window_ns, struct hm_lines *out,
-		   struct hm_err *err)
+int hm_lines_build_batch(struct hm_arena *a, const struct hm_access *acc, size_t n,
+			 uint32_t line_size, uint64_t window_ns, int all_sites,
+			 struct hm_lines *out, struct hm_err *err)
 {
-	struct ctx c = { .a = a, .acc = acc, .line_size = line_size };
+	struct ctx c = { .a = a, .acc = acc, .line_size = line_size, .all_sites = all_sites };
 	uint32_t *line_of;
 	size_t nl;
 
@@ -360,7 +361,16 @@ int hm_lines_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		hm_lines_fill(&c, &out->lines[out->nr++], &c.recs[c.start[l]],
 			  c.start[l + 1] - c.start[l]);
 	ctx_free(&c);
-	hm_lines_set_source(out, majority(out));
+	return 0;
+}
+
+int hm_lines_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
+		   uint32_t line_size, uint64_t window_ns, struct hm_lines *out,
+		   struct hm_err *err)
+{
+	if (hm_lines_build_batch(a, acc, n, line_size, window_ns, 0, out, err))
+		return -1;
+	hm_lines_set_source(out, hm_lines_majority(out));
 	hm_sharing_classify(a, out);
 	return 0;
 }

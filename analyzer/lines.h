@@ -119,6 +119,7 @@ struct hm_lines {
 	uint64_t total, with_addr, resolved;
 	int cpus_known;			/* samples name more than one CPU; 0 for recordings
 					 * without PERF_SAMPLE_CPU, where every cpu reads 0 */
+	uint32_t first_cpu;		/* the first access's CPU (merging batches) */
 	uint64_t by_source[3];		/* accesses per enum hm_source */
 	uint64_t by_method[HM_M__COUNT];
 	struct hm_c2c_stats c2c;	/* every PMU access: perf c2c's Trace Event Information */
@@ -134,6 +135,19 @@ struct hm_lines {
 int hm_lines_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		   uint32_t line_size, uint64_t window_ns, struct hm_lines *out,
 		   struct hm_err *err);
+/* The same built from consecutive batches of a recording (hitmap report streams it,
+ * so memory holds one batch, not every sample): each batch is built as above and merged
+ * into per-line tables in a; the ranking and verdicts come at the end. Exact but for one
+ * thing: a timer conflict or watch transfer between the last access of a line in one
+ * batch and the first in the next is not seen (at most one per line per batch boundary,
+ * counted on both rows for a conflict). */
+struct hm_lines_acc;
+struct hm_lines_acc *hm_lines_acc_new(struct hm_arena *a, uint32_t line_size,
+				      uint64_t window_ns);
+int hm_lines_acc_add(struct hm_lines_acc *m, const struct hm_access *acc, size_t n,
+		     struct hm_err *err);
+/* Fills out (its arrays live in a) and frees m. */
+void hm_lines_acc_end(struct hm_lines_acc *m, struct hm_lines *out);
 /* Re-ranks by another source's measure (a recording with timer and watch samples). */
 void hm_lines_set_source(struct hm_lines *l, enum hm_source src);
 /* A store, or an atomic read-modify-write (which takes the line exclusively even when
@@ -211,5 +225,12 @@ struct hm_splits {
  * code site. Accesses of unknown size (0) cannot split and are not counted. */
 int hm_splits_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		    uint32_t line_size, struct hm_splits *out, struct hm_err *err);
+/* The same from batches (hitmap report streams a recording); equal to one build over
+ * all of them. end sorts into out and frees the state. */
+struct hm_splits_acc;
+int hm_splits_begin(struct hm_arena *a, uint32_t line_size, struct hm_splits *out,
+		    struct hm_splits_acc **acc, struct hm_err *err);
+void hm_splits_add(struct hm_splits_acc *acc, const struct hm_access *x, size_t n);
+void hm_splits_end(struct hm_splits_acc *acc);
 
 #endif

@@ -120,7 +120,7 @@ static void to_sites(struct ctx *c, struct hm_lfield *f, const struct cent *e, s
 	}
 	hm_sort(c->sites, k, sizeof(*c->sites), cmp_site_count);
 	f->nr_sites_all = (uint32_t)k;
-	f->nr_sites = k < HM_LINES_TOP_SITES ? (uint32_t)k : HM_LINES_TOP_SITES;
+	f->nr_sites = k < HM_LINES_TOP_SITES || c->all_sites ? (uint32_t)k : HM_LINES_TOP_SITES;
 	f->sites = hm_arena_alloc(c->a, f->nr_sites * sizeof(*f->sites));
 	memcpy(f->sites, c->sites, f->nr_sites * sizeof(*f->sites));
 }
@@ -267,7 +267,7 @@ static void line_extract(struct ctx *c, struct hm_line *ln)
 }
 
 /* The objects on the line, most accessed first, at most three names. */
-static const char *line_object(struct hm_arena *a, const struct hm_line *ln)
+const char *hm_lines_object(struct hm_arena *a, const struct hm_line *ln)
 {
 	const char *names[3] = { NULL, NULL, NULL };
 	uint64_t counts[3] = { 0, 0, 0 };
@@ -312,6 +312,6 @@ void hm_lines_fill(struct ctx *c, struct hm_line *ln, const struct hm_lrec *r, s
 	line_count(c, ln, r, m);
 	line_extract(c, ln);
 	hm_sharing_interleave(c->a, ln, r, c->fidx, m, c->window_ns, c->ev);
-	ln->object = line_object(c->a, ln);
+	ln->object = hm_lines_object(c->a, ln);
 }
 

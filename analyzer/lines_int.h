@@ -32,6 +32,7 @@ struct ctx {
 	uint32_t *fidx;			/* row of each access of the current line */
 	uint32_t *remap;		/* row number in first-seen order -> by offset */
 	struct hm_rowpair *ev;		/* scratch for hm_sharing_interleave */
+	int all_sites;			/* keep every site of a row, not the top few */
 	struct cent *ents;		/* scratch: table entries of one line */
 	size_t cap_ents;
 	struct hm_site *sites;		/* scratch: every site of one row */
@@ -50,5 +51,14 @@ struct hm_count *hm_lines_to_counts(struct hm_arena *a, const struct cent *e, si
 /* Rows, counts, threads, CPUs, sites and interleavings of the line whose m accesses are
  * r[] in time order. */
 void hm_lines_fill(struct ctx *c, struct hm_line *ln, const struct hm_lrec *r, size_t m);
+/* The objects on the line, most accessed first, at most three names. */
+const char *hm_lines_object(struct hm_arena *a, const struct hm_line *ln);
+/* hm_lines_build without the ranking and the verdicts: one batch for lines_merge.c,
+ * which asks for every code site of a row (all_sites), not the top few. */
+int hm_lines_build_batch(struct hm_arena *a, const struct hm_access *acc, size_t n,
+			 uint32_t line_size, uint64_t window_ns, int all_sites,
+			 struct hm_lines *out, struct hm_err *err);
+/* The source with the most accesses (ties: pmu, watch, timer). */
+enum hm_source hm_lines_majority(const struct hm_lines *l);
 
 #endif

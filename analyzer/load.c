@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "core/arena.h"
+#include "core/hash.h"
 #include "core/sort.h"
 
 struct map_rec {
@@ -54,8 +56,113 @@ static int track_maps(const char *path, struct hm_resolver *r)
 	return 0;
 }
 
+/* --- streaming in time order ---
+ * perf and hitmap write each ring buffer (one per CPU, or per thread) in turn, so file
+ * order is time order only within a ring. A batch is sorted by time and handed on up to
+ * the latest time every ring seen in it has reached (the smallest of the last times per
+ * CPU and per thread): later samples of those rings cannot be older. The rest waits for
+ * the next batch, but never more than half of it, so memory stays one batch. */
+
+struct order {
+	struct hm_map64 last;		/* ring key -> uint64_t last time in this batch */
+	struct hm_arena ar;
+	struct okey *keys;
+	struct hm_access *out;		/* the batch in time order */
+};
+
+struct okey {
+	uint64_t time;
+	size_t idx;
+};
+
+static int cmp_okey(const void *x, const void *y)
+{
+	const struct okey *a = x, *b = y;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static void note_ring(struct order *o, uint64_t key, uint64_t time)
+{
+	uint64_t *t = hm_map64_get(&o->last, key);
+
+	if (!t) {
+		t = hm_arena_alloc(&o->ar, sizeof(*t));
+		hm_map64_put(&o->last, key, t);
+	}
+	*t = time;
+}
+
+static uint64_t watermark(const struct order *o)
+{
+	uint64_t w = UINT64_MAX;
+
+	for (size_t i = 0; i < o->last.cap; i++) {
+		const uint64_t *t = o->last.slots[i].val;
+
+		if (o->last.slots[i].key && *t < w)
+			w = *t;
+	}
+	return w;
+}
+
+static void note_rings(struct order *o, const struct hm_access *x)
+{
+	note_ring(o, 1ull << 63 | (uint64_t)x->s.pid << 32 | x->s.tid, x->s.time);
+	note_ring(o, 1ull << 62 | x->s.cpu, x->s.time);
+}
+
+/* Hands the batch on in time order; all of it when final. */
+static int flush_ordered(struct hm_recording *rec, int final)
+{
+	struct order *o = rec->order;
+	size_t n = rec->n, cut;
+	uint64_t w;
+
+	for (size_t i = 0; i < n; i++)
+		o->keys[i] = (struct okey){ rec->acc[i].s.time, i };
+	hm_sort(o->keys, n, sizeof(*o->keys), cmp_okey);
+	for (size_t i = 0; i < n; i++)
+		o->out[i] = rec->acc[o->keys[i].idx];
+	cut = n;
+	if (!final) {
+		w = watermark(o);
+		for (cut = 0; cut < n && o->out[cut].s.time <= w; cut++)
+			;
+		if (cut < (n + 1) / 2)
+			cut = (n + 1) / 2;
+	}
+	hm_map64_free(&o->last);
+	hm_map64_init(&o->last);
+	hm_arena_free(&o->ar);
+	if (cut && rec->flush(o->out, cut, rec->flush_arg))
+		return -1;
+	rec->total += cut;
+	rec->n = n - cut;
+	memcpy(rec->acc, o->out + cut, rec->n * sizeof(*rec->acc));
+	return 0;
+}
+
 static struct hm_access *push(struct hm_recording *rec, size_t *cap)
 {
+	if (rec->batch && rec->n == rec->batch && flush_ordered(rec, 0))
+		return NULL;
+	if (rec->batch && !*cap) {
+		struct order *o = calloc(1, sizeof(*o));
+
+		*cap = rec->batch;
+		rec->acc = malloc(*cap * sizeof(*rec->acc));
+		if (!o || !rec->acc || !(o->keys = malloc(*cap * sizeof(*o->keys))) ||
+		    !(o->out = malloc(*cap * sizeof(*o->out)))) {
+			free(o ? o->keys : NULL);
+			free(o);
+			return NULL;
+		}
+		hm_map64_init(&o->last);
+		rec->order = o;
+	}
 	if (rec->n == *cap) {
 		*cap = *cap ? *cap * 2 : 4096;
 		rec->acc = realloc(rec->acc, *cap * sizeof(*rec->acc));
@@ -82,24 +189,30 @@ static int read_samples(struct hm_recording *rec, int stream,
 			continue;
 		}
 		if (!(x = push(rec, &cap)))
-			return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory at %zu samples",
-					  rec->path, rec->n);
+			return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory at %zu samples: "
+					  "report with a smaller --batch", rec->path,
+					  rec->total + rec->n);
 		hm_resolver_sample(rec->resolver, &ev, x);
 		if (keep && !keep(x, ctx))
 			rec->n--;
+		else if (rec->order)
+			note_rings(rec->order, x);
 	}
+	if (rc >= 0 && rec->order && rec->n && flush_ordered(rec, 1))
+		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", rec->path);
+	if (!rec->order)
+		rec->total += rec->n;
 	return rc < 0 ? -1 : 0;
 }
 
-int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
-		      int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
-		      struct hm_recording *rec, struct hm_err *err)
+static int load(const char *path, const struct hm_resolve_opts *o,
+		int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
+		struct hm_recording *rec, struct hm_err *err)
 {
 	struct hm_resolve_opts ro = *o;
 	const struct hm_perfdata_stats *ps;
 	int stream = !strcmp(path, "-");
 
-	memset(rec, 0, sizeof(*rec));
 	rec->path = path;
 	if (hm_perfdata_open(path, &rec->pd, err))
 		return -1;
@@ -122,8 +235,37 @@ int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
 	return 0;
 }
 
+int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
+		      int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
+		      struct hm_recording *rec, struct hm_err *err)
+{
+	memset(rec, 0, sizeof(*rec));
+	return load(path, o, keep, ctx, rec, err);
+}
+
+int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
+			int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
+			size_t batch, int (*flush)(const struct hm_access *acc, size_t n, void *arg),
+			void *arg, struct hm_recording *rec, struct hm_err *err)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->batch = batch ? batch : 1;
+	rec->flush = flush;
+	rec->flush_arg = arg;
+	return load(path, o, keep, ctx, rec, err);
+}
+
 void hm_recording_free(struct hm_recording *rec)
 {
+	struct order *o = rec->order;
+
+	if (o) {
+		hm_map64_free(&o->last);
+		hm_arena_free(&o->ar);
+		free(o->keys);
+		free(o->out);
+		free(o);
+	}
 	free(rec->acc);
 	if (rec->resolver)
 		hm_resolver_close(rec->resolver);

@@ -8,17 +8,30 @@
 struct hm_recording {
 	const char *path;
 	struct hm_access *acc;		/* malloc'd; strings owned by resolver */
-	size_t n;
+	size_t n;			/* streamed: the last batch's */
+	size_t total;			/* accesses kept, every batch */
 	uint64_t lost;			/* LOST and LOST_SAMPLES records */
 	const char *warning;		/* the reader's warning (copied), or NULL */
 	struct hm_resolver *resolver;
 	struct hm_perfdata *pd;		/* kept open: features and attrs stay valid */
+	size_t batch;			/* hm_recording_stream: accesses per flush */
+	int (*flush)(const struct hm_access *acc, size_t n, void *arg);
+	void *flush_arg;
+	struct order *order;		/* load.c: time order across batches */
 };
 
 /* Reads and resolves path ("-" for a pipe). keep (may be NULL) filters accesses. */
 int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
 		      int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
 		      struct hm_recording *out, struct hm_err *err);
+/* The same in batches of at most batch accesses, in time order (load.c says how far
+ * that holds), to flush; the array is reused: flush keeps what it needs. Memory holds
+ * about two batches.
+ * A non-zero return from flush stops the read (out of memory). */
+int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
+			int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
+			size_t batch, int (*flush)(const struct hm_access *acc, size_t n, void *arg),
+			void *arg, struct hm_recording *rec, struct hm_err *err);
 void hm_recording_free(struct hm_recording *rec);
 
 #endif

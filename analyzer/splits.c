@@ -126,14 +126,18 @@ struct type_count {
 	uint64_t n;
 };
 
-/* The members of every accessed struct type that straddle a line in the layout. */
-static void static_straddles(struct hm_arena *a, const struct hm_access *acc, size_t n,
-			     uint32_t line_size, struct hm_splits *out)
-{
-	struct hm_map64 seen;
-	struct straddle_walk w = {.a = a, .line_size = line_size};
+/* What hm_splits_add keeps between batches. */
+struct hm_splits_acc {
+	struct hm_arena *a;
+	struct hm_splits *out;
+	struct hm_hash groups;		/* key -> struct hm_split */
+	struct hm_split **list;
+	size_t cap;
+	struct hm_map64 types;		/* accessed aggregate -> struct type_count */
+};
 
-	hm_map64_init(&seen);
+static void count_types(struct hm_splits_acc *c, const struct hm_access *acc, size_t n)
+{
 	for (size_t i = 0; i < n; i++) {
 		const struct hm_type *t = hm_type_strip(acc[i].type);
 		struct type_count *tc;
@@ -142,44 +146,63 @@ static void static_straddles(struct hm_arena *a, const struct hm_access *acc, si
 			t = hm_type_strip(t->ref);
 		if (!t || !hm_type_is_aggregate(t) || !t->size)
 			continue;
-		if (!(tc = hm_map64_get(&seen, (uint64_t)(uintptr_t)t))) {
-			tc = hm_arena_alloc(a, sizeof(*tc));
+		if (!(tc = hm_map64_get(&c->types, (uint64_t)(uintptr_t)t))) {
+			tc = hm_arena_alloc(c->a, sizeof(*tc));
 			tc->t = t;
-			hm_map64_put(&seen, (uint64_t)(uintptr_t)t, tc);
+			hm_map64_put(&c->types, (uint64_t)(uintptr_t)t, tc);
 		}
 		tc->n++;
 	}
-	for (size_t i = 0; i < seen.cap; i++) {
-		const struct type_count *tc = seen.slots[i].val;
+}
 
-		if (!seen.slots[i].key)
+/* The members of every accessed struct type that straddle a line in the layout. */
+static void static_straddles(struct hm_splits_acc *c)
+{
+	struct straddle_walk w = {.a = c->a, .line_size = c->out->line_size};
+
+	for (size_t i = 0; i < c->types.cap; i++) {
+		const struct type_count *tc = c->types.slots[i].val;
+
+		if (!c->types.slots[i].key)
 			continue;
 		w.t = tc->t;
-		w.tname = hm_type_tag_name(a, tc->t);
+		w.tname = hm_type_tag_name(c->a, tc->t);
 		w.accesses = tc->n;
 		hm_layout_walk(tc->t, 1, note_straddle, &w);
 	}
-	hm_map64_free(&seen);
 	if (w.n)
 		hm_sort(w.v, w.n, sizeof(*w.v), cmp_straddle);
-	out->st = w.v;
-	out->nr_st = w.n;
+	c->out->st = w.v;
+	c->out->nr_st = w.n;
 }
 
-int hm_splits_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
-		    uint32_t line_size, struct hm_splits *out, struct hm_err *err)
+int hm_splits_begin(struct hm_arena *a, uint32_t line_size, struct hm_splits *out,
+		    struct hm_splits_acc **acc, struct hm_err *err)
 {
-	struct hm_hash groups;
-	struct hm_split **list = NULL;
-	size_t cap = 0;
+	struct hm_splits_acc *c;
 
 	memset(out, 0, sizeof(*out));
+	*acc = NULL;
 	if (line_size < 16 || line_size > PAGE_SIZE_4K || (line_size & (line_size - 1)))
 		return hm_err_set(err, HM_EXIT_USAGE,
 				  "line size %u is not a power of two from 16 to 4096: use 64",
 				  line_size);
 	out->line_size = line_size;
-	hm_hash_init(&groups);
+	if (!(c = calloc(1, sizeof(*c))))
+		abort();	/* as the arena does */
+	c->a = a;
+	c->out = out;
+	hm_hash_init(&c->groups);
+	hm_map64_init(&c->types);
+	*acc = c;
+	return 0;
+}
+
+void hm_splits_add(struct hm_splits_acc *c, const struct hm_access *acc, size_t n)
+{
+	struct hm_splits *out = c->out;
+	uint32_t line_size = out->line_size;
+
 	for (size_t i = 0; i < n; i++) {
 		const struct hm_access *x = &acc[i];
 		char fbuf[256], kbuf[768];
@@ -193,18 +216,18 @@ int hm_splits_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 			continue;
 		field = split_field(fbuf, sizeof(fbuf), x, line_size);
 		split_key(kbuf, sizeof(kbuf), field, x);
-		s = hm_hash_get(&groups, kbuf);
+		s = hm_hash_get(&c->groups, kbuf);
 		if (!s) {
-			s = split_new(a, x, field == fbuf ? hm_arena_strdup(a, fbuf) : field,
+			s = split_new(c->a, x, field == fbuf ? hm_arena_strdup(c->a, fbuf) : field,
 				      line_size);
-			hm_hash_put(&groups, hm_arena_strdup(a, kbuf), s);
-			if (out->nr == cap) {
-				cap = cap ? 2 * cap : 16;
-				list = realloc(list, cap * sizeof(*list));
-				if (!list)
+			hm_hash_put(&c->groups, hm_arena_strdup(c->a, kbuf), s);
+			if (out->nr == c->cap) {
+				c->cap = c->cap ? 2 * c->cap : 16;
+				c->list = realloc(c->list, c->cap * sizeof(*c->list));
+				if (!c->list)
 					abort();	/* as the arena does */
 			}
-			list[out->nr++] = s;
+			c->list[out->nr++] = s;
 		}
 		s->count++;
 		s->loads += x->s.op == HM_OP_LOAD;
@@ -215,12 +238,35 @@ int hm_splits_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 			out->page_splits++;
 		}
 	}
-	hm_hash_free(&groups);
-	out->s = hm_arena_alloc(a, (out->nr + 1) * sizeof(*out->s));
+	count_types(c, acc, n);
+}
+
+void hm_splits_end(struct hm_splits_acc *c)
+{
+	struct hm_splits *out;
+
+	if (!c)
+		return;
+	out = c->out;
+	out->s = hm_arena_alloc(c->a, (out->nr + 1) * sizeof(*out->s));
 	for (size_t i = 0; i < out->nr; i++)
-		out->s[i] = *list[i];
-	free(list);
+		out->s[i] = *c->list[i];
 	hm_sort(out->s, out->nr, sizeof(*out->s), cmp_split);
-	static_straddles(a, acc, n, line_size, out);
+	static_straddles(c);
+	hm_hash_free(&c->groups);
+	hm_map64_free(&c->types);
+	free(c->list);
+	free(c);
+}
+
+int hm_splits_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
+		    uint32_t line_size, struct hm_splits *out, struct hm_err *err)
+{
+	struct hm_splits_acc *c;
+
+	if (hm_splits_begin(a, line_size, out, &c, err))
+		return -1;
+	hm_splits_add(c, acc, n);
+	hm_splits_end(c);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "analyzer/stats_print.h"
 
 #define MAX_HEAT_TYPES 5
+#define HM_REPORT_BATCH (1 << 18)	/* accesses per batch: docs/report.md, Memory */
 
 struct report_args {
 	const char *input, *type, *html;
@@ -19,6 +20,7 @@ struct report_args {
 	size_t top;
 	uint32_t line_size;
 	uint64_t window_ns;
+	size_t batch;
 	struct hm_resolve_opts ro;
 };
 
@@ -28,7 +30,7 @@ static void report_usage(FILE *out)
 		"usage: hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap]\n"
 		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
 		"                     [--stats] [--vmlinux F] [--sysroot D] [--buildid-dir D]\n"
-		"                     [--window US]\n\n"
+		"                     [--window US] [--batch N]\n\n"
 		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
@@ -36,7 +38,10 @@ static void report_usage(FILE *out)
 		"  --type T       only accesses to objects of type T (or the global T)\n"
 		"  --html F       write a self-contained page with the hot types' heat maps\n"
 		"  --stats        how many samples got an address and an object, by method\n"
-		"  --window US    timer conflict window in microseconds (default 100)\n");
+		"  --window US    timer conflict window in microseconds (default 100)\n"
+		"  --batch N      accesses held in memory at once (default %d, about 160 MB):\n"
+		"                 memory is this plus per-line tables, whatever the file's size\n",
+		HM_REPORT_BATCH);
 }
 
 static int parse_args(int argc, char **argv, struct report_args *a)
@@ -48,6 +53,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{"html", required_argument, NULL, 'H'}, {"stats", no_argument, NULL, 's'},
 		{"vmlinux", required_argument, NULL, 'k'}, {"sysroot", required_argument, NULL, 'R'},
 		{"buildid-dir", required_argument, NULL, 'B'}, {"window", required_argument, NULL, 'w'},
+		{"batch", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -57,6 +63,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	a->input = "perf.data";
 	a->line_size = 64;
 	a->view = HM_VIEW_LINES;
+	a->batch = HM_REPORT_BATCH;
 	while ((c = getopt_long(argc, argv, "i:t:n:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': a->input = optarg; break;
@@ -86,6 +93,14 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;
 		case 'w': a->window_ns = strtoull(optarg, &end, 0) * 1000; if (*end) return -1; break;
+		case 'b':
+			a->batch = strtoull(optarg, &end, 0);
+			if (*end || !a->batch) {
+				fprintf(stderr, "hitmap report: --batch %s: give a number of accesses "
+						"above 0\n", optarg);
+				return -1;
+			}
+			break;
 		case 'h': report_usage(stdout); exit(HM_EXIT_OK);
 		default: report_usage(stderr); return -1;
 		}
@@ -115,59 +130,90 @@ static int keep_type(const struct hm_access *x, void *ctx)
 	return matches_type(x, ctx);
 }
 
-/* The types to draw: --type, else the typed objects with the most accesses. */
-static size_t heat_types(const struct report_args *a, const struct hm_recording *acc,
-			 const struct hm_type **out, size_t max)
+/* What the batches build: lines, splits, and heat maps of the first MAX_HEAT_CANDS
+ * aggregate types seen (matching --type), of which the busiest are drawn. */
+#define MAX_HEAT_CANDS (MAX_HEAT_TYPES * 8)
+
+struct heat_cand {
+	const struct hm_type *t;
+	uint64_t count;
+	struct hm_heat heat;
+	struct hm_heat_acc *acc;
+};
+
+struct run {
+	const struct report_args *a;
+	struct hm_arena ar;
+	struct hm_lines_acc *lines;
+	struct hm_splits_acc *splits;
+	struct hm_splits split_out;
+	struct heat_cand cand[MAX_HEAT_CANDS];
+	size_t nr_cand;
+	struct hm_err err;
+};
+
+static void heat_count(struct run *r, const struct hm_access *acc, size_t n)
 {
-	size_t n = 0;
-	uint64_t counts[MAX_HEAT_TYPES * 8] = {0};
-	const struct hm_type *seen[MAX_HEAT_TYPES * 8];
-	size_t nseen = 0;
+	struct hm_heat_opts o = {.line_size = r->a->line_size};
 
-	for (size_t i = 0; i < acc->n; i++) {
-		const struct hm_type *t = hm_type_strip(acc->acc[i].type);
-		size_t k;
+	for (size_t i = 0; i < n; i++) {
+		const struct hm_type *t = hm_type_strip(acc[i].type);
+		struct heat_cand *c = NULL;
 
-		if (!t || !hm_type_is_aggregate(t) || (a->type && !matches_type(&acc->acc[i], a->type)))
+		if (!t || !hm_type_is_aggregate(t) || !t->size ||
+		    (r->a->type && !matches_type(&acc[i], r->a->type)))
 			continue;
-		for (k = 0; k < nseen && seen[k] != t; k++)
-			;
-		if (k == nseen && nseen < MAX_HEAT_TYPES * 8)
-			seen[nseen++] = t;
-		if (k < nseen)
-			counts[k]++;
+		for (size_t k = 0; k < r->nr_cand && !c; k++)
+			if (hm_heat_type_matches(r->cand[k].t, t))
+				c = &r->cand[k];
+		if (!c && r->nr_cand < MAX_HEAT_CANDS) {
+			c = &r->cand[r->nr_cand];
+			if (hm_heat_begin(&r->ar, t, &o, &c->heat, &c->acc, NULL))
+				continue;
+			c->t = t;
+			r->nr_cand++;
+		}
+		if (c)
+			c->count++;
 	}
-	while (n < max && n < nseen) {
-		size_t best = 0;
-
-		for (size_t k = 1; k < nseen; k++)
-			if (counts[k] > counts[best])
-				best = k;
-		if (!counts[best])
-			break;
-		out[n++] = seen[best];
-		counts[best] = 0;
-	}
-	return n;
+	for (size_t k = 0; k < r->nr_cand; k++)
+		hm_heat_add(r->cand[k].acc, acc, n);
 }
 
-static int heatmaps(const struct report_args *a, struct hm_arena *ar, const struct hm_recording *acc)
+static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 {
-	const struct hm_type *types[MAX_HEAT_TYPES];
-	struct hm_heat heat[MAX_HEAT_TYPES];
+	struct run *r = arg;
+
+	if (hm_lines_acc_add(r->lines, acc, n, &r->err))
+		return -1;
+	hm_splits_add(r->splits, acc, n);
+	if (r->a->heatmap || r->a->html)
+		heat_count(r, acc, n);
+	return 0;
+}
+
+static int heatmaps(const struct report_args *a, struct run *r)
+{
 	const struct hm_heat *hp[MAX_HEAT_TYPES];
-	size_t n = heat_types(a, acc, types, a->type || !a->html ? 1 : MAX_HEAT_TYPES);
+	size_t n = 0, max = a->type || !a->html ? 1 : MAX_HEAT_TYPES;
 	FILE *f;
 
+	while (n < max) {
+		struct heat_cand *best = NULL;
+
+		for (size_t k = 0; k < r->nr_cand; k++)
+			if (r->cand[k].count && (!best || r->cand[k].count > best->count))
+				best = &r->cand[k];
+		if (!best)
+			break;
+		hp[n++] = &best->heat;
+		best->count = 0;
+	}
 	if (!n) {
 		fprintf(stderr, "hitmap report: no accesses %s%s%s have a known struct type: see "
 				"--stats for what resolved\n", a->type ? "to '" : "",
 			a->type ? a->type : "", a->type ? "'" : "");
 		return HM_EXIT_INPUT;
-	}
-	for (size_t i = 0; i < n; i++) {
-		hm_heat_build(ar, types[i], acc->acc, acc->n, a->line_size, &heat[i]);
-		hp[i] = &heat[i];
 	}
 	if (a->html) {
 		if (!(f = fopen(a->html, "w"))) {
@@ -197,27 +243,27 @@ static int heatmaps(const struct report_args *a, struct hm_arena *ar, const stru
 	return 0;
 }
 
-static int analyze(struct report_args *a, struct hm_recording *acc)
+static int analyze(struct report_args *a, struct run *r, struct hm_recording *rec)
 {
-	struct hm_arena ar;
 	struct hm_lines lines;
-	struct hm_splits splits;
-	struct hm_err err = {0};
 	int rc = 0;
 
-	hm_arena_init(&ar);
-	if (hm_lines_build(&ar, acc->acc, acc->n, a->line_size, a->window_ns, &lines, &err) ||
-	    hm_splits_build(&ar, acc->acc, acc->n, a->line_size, &splits, &err)) {
-		fprintf(stderr, "hitmap report: %s\n", err.msg);
-		rc = err.code ? err.code : HM_EXIT_INPUT;
-	} else if (a->heatmap || a->html) {
-		rc = heatmaps(a, &ar, acc);
+	hm_lines_acc_end(r->lines, &lines);
+	r->lines = NULL;
+	hm_splits_end(r->splits);
+	r->splits = NULL;
+	for (size_t k = 0; k < r->nr_cand; k++) {
+		hm_heat_end(r->cand[k].acc);
+		r->cand[k].acc = NULL;
 	}
+	if (a->heatmap || a->html)
+		rc = heatmaps(a, r);
 	if (!rc && !a->heatmap) {
 		struct hm_report_view v = {
 			.input = a->input, .source = lines.source,
-			.lost = acc->lost, .top = a->top,
-			.view = (enum hm_report_view_kind)a->view, .lines = &lines, .splits = &splits,
+			.lost = rec->lost, .top = a->top,
+			.view = (enum hm_report_view_kind)a->view, .lines = &lines,
+			.splits = &r->split_out,
 		};
 
 		if (a->json)
@@ -226,9 +272,20 @@ static int analyze(struct report_args *a, struct hm_recording *acc)
 			hm_report_print_text(stdout, &v);
 	}
 	if (!rc && a->stats)
-		hm_stats_print(a->json ? stderr : stdout, acc->resolver);
-	hm_arena_free(&ar);
+		hm_stats_print(a->json ? stderr : stdout, rec->resolver);
 	return rc;
+}
+
+static void run_free(struct run *r)
+{
+	struct hm_lines discard;
+
+	if (r->lines)
+		hm_lines_acc_end(r->lines, &discard);
+	hm_splits_end(r->splits);
+	for (size_t k = 0; k < r->nr_cand; k++)
+		hm_heat_end(r->cand[k].acc);
+	hm_arena_free(&r->ar);
 }
 
 int cmd_report(int argc, char **argv)
@@ -236,13 +293,21 @@ int cmd_report(int argc, char **argv)
 	struct report_args a;
 	struct hm_recording rec;
 	struct hm_err err = {0};
+	struct run r = {0};
 	int rc = 0;
 
 	if (parse_args(argc, argv, &a))
 		return HM_EXIT_USAGE;
-	if (hm_recording_load(a.input, &a.ro, a.type ? keep_type : NULL, (void *)a.type, &rec,
-			      &err)) {
+	r.a = &a;
+	hm_arena_init(&r.ar);
+	r.lines = hm_lines_acc_new(&r.ar, a.line_size, a.window_ns);
+	if (hm_splits_begin(&r.ar, a.line_size, &r.split_out, &r.splits, &err) ||
+	    hm_recording_stream(a.input, &a.ro, a.type ? keep_type : NULL, (void *)a.type,
+				a.batch, on_batch, &r, &rec, &err)) {
+		if (r.err.msg[0])
+			err = r.err;
 		fprintf(stderr, "hitmap report: %s\n", err.msg);
+		run_free(&r);
 		return err.code ? err.code : HM_EXIT_INPUT;
 	}
 	if (rec.warning)
@@ -251,11 +316,12 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "hitmap report: %llu samples were lost while recording: the "
 				"numbers undercount; record with a larger -m or a lower -F\n",
 			(unsigned long long)rec.lost);
-	if (rec.n == 0)
+	if (rec.total == 0)
 		fprintf(stderr, "hitmap report: %s: no samples%s%s\n", a.input,
 			a.type ? " of type " : "", a.type ? a.type : "");
 	else
-		rc = analyze(&a, &rec);
+		rc = analyze(&a, &r, &rec);
+	run_free(&r);
 	hm_recording_free(&rec);
 	return rc;
 }

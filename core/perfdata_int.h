@@ -105,6 +105,7 @@ struct hm_perfdata {
 	const uint8_t *mem;
 	size_t mem_len;
 	int mem_mapped;			/* munmap, else free */
+	uint64_t dropped;		/* mapped pages before this offset were released */
 	/* Stream source (a pipe): a window of the stream. */
 	uint8_t *buf;
 	size_t buf_len, buf_cap;

@@ -463,6 +463,21 @@ static int record_cut(struct hm_perfdata *pd, uint64_t need, struct hm_err *err)
 	return truncated(pd, have, why, err);
 }
 
+/* A mapped file is read once, front to back: the pages already read are handed back every
+ * DROP_STEP bytes, so a 10 GB recording does not keep 10 GB resident (records are copied
+ * out, and a page touched again is read back from the file). */
+#define DROP_STEP (64u << 20)
+
+static void drop_behind(struct hm_perfdata *pd)
+{
+	uint64_t end = pd->pos & ~(uint64_t)(DROP_STEP - 1);
+
+	if (end > pd->dropped &&
+	    madvise((void *)(pd->mem + pd->dropped), (size_t)(end - pd->dropped),
+		    MADV_DONTNEED) == 0)
+		pd->dropped = end;
+}
+
 /* Copies the next record into pd->rec: 1, or 0 at the end, or negative on error. */
 static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 {
@@ -489,6 +504,8 @@ static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 	memset((uint8_t *)pd->rec + h.size, 0, 8);
 	pd->rec_off = pd->pos;
 	pd->pos += h.size;
+	if (pd->mem_mapped && pd->pos - pd->dropped >= DROP_STEP)
+		drop_behind(pd);
 	return 1;
 }
 

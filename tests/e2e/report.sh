@@ -69,6 +69,47 @@ else nok "--html heat map page" "$(cat "$T/err")"; fi
 grep -q 'ops' "$T/heat.txt" && grep -q 'errors' "$T/heat.txt" &&
 	ok "--view heatmap --type prints the layout with counts" || nok "--view heatmap" "$(head -5 "$T/heat.txt")"
 
+# Streaming: --batch 211 builds the same report from several batches as from one. Counts,
+# rows, threads, sites and verdicts are equal; conflicts may lose at most a few per batch
+# boundary (docs/report.md, Memory).
+same_batched() {	# NAME BATCH DATA [report args]
+	local name=$1 nb=$2 data=$3
+	shift 3
+	"$H" report -i "$data" --json "$@" >"$T/one.json" 2>"$T/err" &&
+		"$H" report -i "$data" --json --batch "$nb" "$@" >"$T/many.json" 2>>"$T/err" ||
+		{ nok "$name" "$(cat "$T/err")"; return; }
+	/usr/bin/python3 - "$T/one.json" "$T/many.json" "$nb" <<'PY' && ok "$name" || nok "$name"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+batch = int(sys.argv[3])
+soft = {'conflicts', 'contention', 'events', 'weight', 'inter', 'pairs'}
+def strip(x):
+    if isinstance(x, dict):
+        return {k: strip(v) for k, v in x.items() if k not in soft}
+    if isinstance(x, list):
+        return [strip(v) for v in x]
+    return x
+def conflicts(d): return sum(l.get('conflicts', 0) for l in d['lines'])
+key = lambda l: (l['addr'], l.get('pid', 0))
+a = sorted(one['lines'], key=key); b = sorted(many['lines'], key=key)
+ok = strip(a) == strip(b) and strip(one['splits']) == strip(many['splits'])
+ok = ok and one['samples'] == many['samples']
+c1, c2 = conflicts(one), conflicts(many)
+nb = one['samples']['total'] // batch + 1
+ok = ok and c2 <= c1 and c1 - c2 <= 2 * nb
+if not ok:
+    print('    lines equal:', strip(a) == strip(b), 'splits equal:',
+          strip(one['splits']) == strip(many['splits']), 'conflicts', c1, c2, 'batches', nb)
+sys.exit(0 if ok else 1)
+PY
+}
+same_batched "--batch 211: the same report as one batch (false sharing)" 211 "$T/false_sharing.data"
+same_batched "--batch 211: the same report as one batch (split)" 211 "$T/split.data"
+"$H" report -i "$T/false_sharing.data" --view heatmap --json >"$T/h1.json" 2>/dev/null
+"$H" report -i "$T/false_sharing.data" --view heatmap --json --batch 211 >"$T/h2.json" 2>/dev/null
+cmp -s "$T/h1.json" "$T/h2.json" && grep -q worker_stats "$T/h1.json" &&
+	ok "--batch 211: the same heat map as one batch" || nok "--batch 211 heat map differs"
+
 # perf's own recording of the same workload reads the same way.
 perf record -q -e cpu-clock -F 4000 --user-regs=ax,bx,cx,dx,si,di,bp,sp,ip,r8,r9,r10,r11,r12,r13,r14,r15 \
 	-o "$T/perf.data" -- $B/false_sharing 200000000 >/dev/null 2>&1
@@ -86,6 +127,7 @@ for f in "$S"/*.data; do
 	n=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples"]["total"])' "$T/pmu.json" 2>/dev/null)
 	[ "$rc" = 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] && ok "PMU recording $(basename "$f"): $n samples reported" ||
 		nok "PMU recording $(basename "$f")" "rc=$rc" "$(cat "$T/err")"
+	case $f in *c2c*) same_batched "--batch 5 on $(basename "$f")" 5 "$f" ;; esac
 done
 
 # Bad input: one line, exit 2.

@@ -17,7 +17,7 @@ TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libhitmap.a
 BIN       ?= hitmap
 
-.PHONY: all deps check test asan asan-test demo bench install clean fmt examples
+.PHONY: all deps check test asan asan-test demo bench bench-tools install clean fmt examples
 
 all: $(BIN)
 
@@ -79,7 +79,17 @@ demo: deps
 	@$(MAKE) --no-print-directory all examples >/dev/null
 	@examples/demo.sh ./$(BIN)
 
-bench: deps all examples
+# Benchmark tools (bench/README.md), linked against the library like the unit tests.
+BENCH_BINS := $(BUILD)/bench/perfgrow $(BUILD)/bench/symbench
+bench-tools: $(BENCH_BINS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(HM_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LIB) $(HM_LIBS) $(LDLIBS)
+
+-include $(BENCH_BINS:=.d)
+
+bench: deps all examples $(BENCH_BINS)
 	@bench/run.sh ./$(BIN)
 
 # libFuzzer targets (tests/fuzz/README.md): built with clang into build-fuzz/, apart from

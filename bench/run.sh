@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: wall time and peak RSS of `hitmap layout` against pahole on a large DWARF
 # file (a Debian kernel vmlinux when there is one), a kernel module and kernel BTF, then
-# a peer check of ~30 kernel types; then bench/diff.sh and bench/record.sh. See
+# a peer check of ~30 kernel types; then bench/diff.sh, record.sh and symbolize.sh. See
 # bench/README.md.
 #   usage: bench/run.sh [HITMAP] [--install] [--install-rt]
 #   HM_BENCH_INSTALL=1  same as --install: apt-get the newest 6.1 cloud-amd64 -dbg kernel
@@ -32,12 +32,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 die() { echo "bench: $*" >&2; exit 2; }
-# Steps 6 and 7 end every run that gets past the tool checks: `hitmap diff` on two
-# kernels, then the overhead of `hitmap record`. Exits 2 when either lacked a tool.
+# Steps 6 to 8 end every run that gets past the tool checks: `hitmap diff` on two
+# kernels, the overhead of `hitmap record`, then symbolization throughput. Exits 2 when
+# any of them lacked a tool.
 more_benches() {
 	local rc=0
 	echo; HM_BENCH_INSTALL=$INSTALL "$ROOT/bench/diff.sh" "$HITMAP" || rc=$?
 	echo; "$ROOT/bench/record.sh" "$HITMAP" || rc=$?
+	echo; "$ROOT/bench/symbolize.sh" "$HITMAP" || rc=$?
 	exit $((rc == 2 ? 2 : 0))
 }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 
 #include "core/hash.h"
 #include "symbolize/code.h"
@@ -25,6 +26,8 @@ struct hm_resolver {
 	struct hm_arena names;		/* "type.member" field names, interned */
 	struct hm_hash by_name;
 	struct hm_hash noaddr;		/* function -> struct hm_func_count */
+	const char *osrelease;		/* the recording's kernel release, or NULL */
+	int kernel_set;			/* hm_data_set_kernel done */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
@@ -45,6 +48,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	co.sysroot = o->sysroot;
 	co.buildid_dir = o->buildid_dir;
 	co.kernel_release = o->osrelease;
+	r->osrelease = o->osrelease ? hm_arena_strdup(&r->names, o->osrelease) : NULL;
 	if (hm_code_open(&co, &r->code, err) || hm_decode_open(&r->dec, err) ||
 	    hm_data_open(&r->data, err)) {
 		hm_resolver_close(r);
@@ -128,6 +132,7 @@ static int decode_at(struct hm_resolver *r, const struct hm_sample *s, struct hm
 
 	if (n == 0) {
 		r->st.no_code++;
+		r->st.kernel_no_code += s->kernel;
 		return -1;
 	}
 	return hm_decode_insn(r->dec, buf, n, s->ip, in) == 0 ? 0 : -1;
@@ -255,19 +260,40 @@ static const char *type_field(struct hm_resolver *r, const struct hm_access *a)
 	return name;
 }
 
+/* The kernel's image and types for data, found once: the vmlinux code is read from, and
+ * /sys/kernel/btf/vmlinux only when this machine runs the recorded release. */
+static void kernel_setup(struct hm_resolver *r)
+{
+	struct hm_data_kernel k = {0};
+	struct utsname u;
+	int64_t bias;
+
+	r->kernel_set = 1;
+	if (hm_code_kernel_image(r->code, &k.vmlinux, &bias, &k.why) == 0) {
+		k.bias = (uint64_t)bias;
+		if (r->osrelease && uname(&u) == 0 && !strcmp(u.release, r->osrelease))
+			k.btf = "/sys/kernel/btf/vmlinux";
+	}
+	hm_data_set_kernel(r->data, &k);
+}
+
 static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, struct hm_access *a,
 		      const struct hm_insn *in, const struct hm_memop *op)
 {
-	const struct hm_perf_regs *regs = &ev->sample.regs_user;
+	const struct hm_perf_regs *regs = a->s.kernel ? &ev->sample.regs_intr
+						       : &ev->sample.regs_user;
 	struct hm_data_query q = {
 		.pid = a->s.pid, .tid = a->s.tid, .addr = a->s.addr, .ip = a->s.ip,
 		.insn = op ? in : NULL, .op = op,
 		.regs_mask = regs->abi ? regs->mask : 0, .regs = regs->abi ? regs->regs : NULL,
+		.kernel = a->s.kernel,
 	};
 	struct hm_data_obj obj;
 
-	if (a->s.kernel || hm_data_resolve(r->data, &q, &obj))
+	if (hm_data_resolve(r->data, &q, &obj))
 		return;
+	if (a->s.kernel && obj.method >= HM_M_GLOBAL && obj.method <= HM_M_HEAP)
+		r->st.kernel_named++;
 	a->method = obj.method;
 	a->object = obj.object;
 	a->type = obj.type;
@@ -293,6 +319,11 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 	hm_perfdata_to_sample(ev, src, &out->s);
 	r->st.samples++;
 	r->st.by_source[src]++;
+	if (out->s.kernel) {
+		r->st.kernel++;
+		if (!r->kernel_set)
+			kernel_setup(r);
+	}
 	if (src == HM_SRC_TIMER) {
 		op = timer_addr(r, ev, out, &in);
 	} else if (src == HM_SRC_WATCH) {

@@ -24,6 +24,9 @@ struct hm_resolve_stats {
 	uint64_t skid;			/* timer: the access was the instruction before ip */
 	uint64_t no_regs;		/* a register the address needs was not sampled */
 	uint64_t watch_no_insn;		/* no instruction ends at a watchpoint's trap ip */
+	uint64_t kernel;		/* samples in the kernel */
+	uint64_t kernel_no_code;	/* of those, code bytes unreadable (no vmlinux) */
+	uint64_t kernel_named;		/* of those, data named (global to heap) */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,

@@ -37,6 +37,16 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 	for (int m = 0; m < HM_M__COUNT; m++)
 		fprintf(out, "  %-8s %10llu  %5.1f%%\n", hm_data_method_name((enum hm_method)m),
 			(unsigned long long)ds.by_method[m], pct(ds.by_method[m], ds.total));
+	if (ds.btf)
+		fprintf(out, "  of heap and stack, typed through BTF (no DWARF): %llu\n",
+			(unsigned long long)ds.btf);
+	if (rs->kernel) {
+		fprintf(out, "kernel samples: %llu, code bytes unreadable: %llu, data named: %llu\n",
+			(unsigned long long)rs->kernel, (unsigned long long)rs->kernel_no_code,
+			(unsigned long long)rs->kernel_named);
+		if (ds.kernel_hint)
+			fprintf(out, "  %s\n", ds.kernel_hint);
+	}
 	{
 		struct hm_func_count fc[TOP_UNRESOLVED];
 		size_t n = hm_resolver_top_noaddr(r, fc, TOP_UNRESOLVED);

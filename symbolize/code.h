@@ -76,5 +76,10 @@ int hm_code_lookup(struct hm_code *c, uint32_t pid, uint64_t ip, int kernel,
  * the kernel); returns the number of bytes copied, 0 when the bytes are not available. */
 size_t hm_code_read(struct hm_code *c, uint32_t pid, uint64_t ip, int kernel, uint8_t *buf,
 		    size_t len);
+/* The vmlinux that kernel code bytes come from (found as hm_code_lookup finds it) and
+ * runtime address - its address (KASLR). Returns 0, or -1 with *why saying what is
+ * missing (no vmlinux of the recorded kernel, or one of another build) and the fix. */
+int hm_code_kernel_image(struct hm_code *c, const char **path, int64_t *bias,
+			 const char **why);
 
 #endif

@@ -95,6 +95,7 @@ struct code_kernel {
 	size_t nr_mods, cap_mods;
 	struct hm_map64 cache;	/* ip -> struct hm_code_loc, kallsyms results */
 	const char *hint;	/* for kallsyms-only results */
+	const char *skipped;	/* a vmlinux found but not of the recorded kernel */
 };
 
 struct hm_code {

@@ -374,6 +374,7 @@ static void kernel_load(struct hm_code *c)
 	if (!k->build_id_size && c->release_live && c->kallsyms_default)
 		live_build_id(k);
 	vmlinux_find(c, &skipped);
+	k->skipped = skipped;
 	if (k->vmlinux) {
 		kaslr_find(c);
 		k->hint = "function name only, from kallsyms: hitmap does not read kernel module "
@@ -498,4 +499,32 @@ size_t code_kernel_read(struct hm_code *c, uint64_t ip, uint8_t *buf, size_t len
 	if (!k->vmlinux || !in_vmlinux(k->vmlinux, vaddr))
 		return 0;
 	return code_dso_read_vaddr(k->vmlinux, vaddr, buf, len);
+}
+
+int hm_code_kernel_image(struct hm_code *c, const char **path, int64_t *bias, const char **why)
+{
+	struct code_kernel *k = &c->k;
+
+	if (!k->loaded)
+		kernel_load(c);
+	*path = NULL;
+	*bias = 0;
+	*why = NULL;
+	if (k->vmlinux && !(k->vmlinux->flags & HM_CODE_BUILDID_MISMATCH)) {
+		*path = k->vmlinux->path;
+		*bias = k->kaslr;
+		return 0;
+	}
+	if (k->vmlinux)
+		*why = hm_arena_printf(&c->arena, "kernel data not named: %s", k->vmlinux->hint);
+	else
+		*why = hm_arena_printf(
+			&c->arena, "kernel code bytes unavailable (no vmlinux of %s%s%s%s), so "
+			"kernel memory accesses are not decoded (BTF alone has the types, not the "
+			"code): install linux-image-%s-dbg "
+			"(Ubuntu: -dbgsym) and pass --vmlinux /usr/lib/debug/boot/vmlinux-%s",
+			c->release, c->vmlinux && !c->vmlinux[0] ? ": --vmlinux '' asks for "
+			"kallsyms only" : " found", k->skipped ? "; not this build: " : "",
+			k->skipped ? k->skipped : "", c->release, c->release);
+	return -1;
 }

@@ -189,6 +189,10 @@ void data_mod_open(struct hm_data *d, struct data_mod *m)
 	if (hm_layout_open(m->path, &m->lay, &err) != 0) {
 		m->lay = NULL;
 		m->hint = hm_arena_strdup(&d->arena, err.msg);
+		/* No DWARF: BTF (pahole -J, or the kernel's) still types heap objects. */
+		if (hm_layout_open_btf(m->path, &m->lay, &err) != 0 &&
+		    (!m->btf_alt || hm_layout_open_btf(m->btf_alt, &m->lay, &err) != 0))
+			m->lay = NULL;
 	}
 	if (hm_ti_open(m->path, m->lay, &m->ti, &err) != 0) {
 		m->ti = NULL;
@@ -196,6 +200,43 @@ void data_mod_open(struct hm_data *d, struct data_mod *m)
 		return;
 	}
 	data_mod_syms(m);
+}
+
+int hm_data_set_kernel(struct hm_data *d, const struct hm_data_kernel *k)
+{
+	struct data_mod *m;
+
+	if (!d || !k || d->kernel_set)
+		return -1;
+	d->kernel_set = 1;
+	if (!k->vmlinux) {
+		d->kernel_hint = data_intern(d, k->why ? k->why : "kernel code bytes unavailable: "
+					     "pass the recorded kernel's vmlinux with --vmlinux");
+		return -1;
+	}
+	m = mod_get(d, k->vmlinux);
+	m->kernel = 1;
+	m->btf_alt = k->btf ? hm_arena_strdup(&d->arena, k->btf) : NULL;
+	if ((!m->phdrs_done && data_mod_phdrs(m) != 0) || !m->usable) {
+		d->kernel_hint = hm_arena_printf(&d->arena, "%s: no readable ELF program headers: "
+						 "pass the recorded kernel's uncompressed vmlinux "
+						 "with --vmlinux", m->path);
+		return -1;
+	}
+	data_mod_open(d, m);
+	if (!m->ti) {
+		d->kernel_hint = m->hint;
+		return -1;
+	}
+	d->kimg = (struct data_image){0, UINT64_MAX, k->bias, m};
+	if (m->lay)
+		return 0;
+	d->kernel_hint = hm_arena_printf(
+		&d->arena, "%s has neither DWARF nor .BTF%s%s: kernel data are named by symbol "
+		"only, untyped; pass the kernel's -dbg vmlinux with --vmlinux, or report on the "
+		"recording machine while it runs the recorded kernel (/sys/kernel/btf/vmlinux)",
+		m->path, k->btf ? ", and BTF is unreadable in " : "", k->btf ? k->btf : "");
+	return -1;
 }
 
 static int cmp_map(const void *x, const void *y)
@@ -350,6 +391,20 @@ static void images_build(struct data_proc *p)
 		hm_sort(p->images, n, sizeof(*p->images), cmp_image);
 }
 
+int data_image_holds(const struct data_image *img, uint64_t addr)
+{
+	for (size_t j = 0; j < img->mod->nr_loads; j++) {
+		const struct data_load *l = &img->mod->loads[j];
+
+		/* The kernel's per-cpu segment at 0 holds offsets, not addresses. */
+		if (img->mod->kernel && !l->vaddr)
+			continue;
+		if (addr - img->bias >= l->vaddr && addr - img->bias - l->vaddr < l->memsz)
+			return 1;
+	}
+	return 0;
+}
+
 /* The module whose segments (file-backed or .bss in anonymous pages) hold addr. */
 const struct data_image *data_image_at(struct data_proc *p, uint64_t addr)
 {
@@ -364,13 +419,7 @@ const struct data_image *data_image_at(struct data_proc *p, uint64_t addr)
 			continue;
 		if (addr >= img->hi)
 			return NULL;
-		for (size_t j = 0; j < img->mod->nr_loads; j++) {
-			const struct data_load *l = &img->mod->loads[j];
-
-			if (addr - img->bias >= l->vaddr && addr - img->bias - l->vaddr < l->memsz)
-				return img;
-		}
-		return NULL;
+		return data_image_holds(img, addr) ? img : NULL;
 	}
 	return NULL;
 }

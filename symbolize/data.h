@@ -27,6 +27,21 @@ void hm_data_close(struct hm_data *d);
 int hm_data_add_map(struct hm_data *d, uint32_t pid, uint64_t start, uint64_t len,
 		    uint64_t pgoff, const char *filename);
 
+/* The recorded kernel, for queries with kernel set. Its code bytes and function symbols
+ * come from vmlinux; types from its DWARF, else its .BTF section, else btf. */
+struct hm_data_kernel {
+	const char *vmlinux;		/* the recorded kernel's ELF image; NULL when there is
+					 * none (kernel data are then unknown, with why) */
+	uint64_t bias;			/* runtime address - vmlinux address (KASLR) */
+	const char *btf;		/* raw BTF of the same kernel (/sys/kernel/btf/vmlinux
+					 * when the recording is of the running kernel), or NULL */
+	const char *why;		/* without vmlinux: why, and what would fix it */
+};
+
+/* Sets the kernel (once, before its first query) and opens its types. Returns 0 when
+ * kernel data can be typed; else -1, and hm_data_stats' kernel_hint says why. */
+int hm_data_set_kernel(struct hm_data *d, const struct hm_data_kernel *k);
+
 struct hm_data_query {
 	uint32_t pid, tid;
 	uint64_t addr;			/* the data address; 0 if unknown (then computed from
@@ -37,6 +52,8 @@ struct hm_data_query {
 	const struct hm_memop *op;	/* its memory operand, or NULL: the first data operand */
 	uint64_t regs_mask;		/* sampled user registers, perf layout; regs may be NULL */
 	const uint64_t *regs;
+	uint8_t kernel;			/* ip and addr are the kernel's (hm_data_set_kernel);
+					 * regs are the interrupted kernel registers */
 };
 
 struct hm_data_obj {
@@ -71,9 +88,12 @@ struct hm_data_unresolved {
 struct hm_data_stats {
 	uint64_t total;
 	uint64_t by_method[HM_M__COUNT];
+	uint64_t btf;			/* heap and stack results typed through BTF (no DWARF) */
 	size_t nr_top;
 	const struct hm_data_unresolved *top;	/* most frequent first; valid until the
 						 * next hm_data_stats or hm_data_close */
+	const char *kernel_hint;	/* why kernel data go unnamed or untyped, and the fix;
+					 * NULL when they are typed or no kernel was set */
 };
 
 void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);

@@ -79,6 +79,7 @@ void hm_ti_close(struct hm_ti *ti)
 	hm_map64_free(&ti->frames);
 	hm_map64_free(&ti->funcs);
 	data_frame_free(ti);
+	data_btf_free(ti);
 	free(ti->secs);
 	free(ti->statics);
 	free(ti->tls_statics);

@@ -1,4 +1,5 @@
-/* The frame at a pc from DWARF. Each module's subprograms are indexed by address once;
+/* The frame at a pc from DWARF (without DWARF but with BTF, the function symbol holding
+ * it: data_btf.c). Each module's subprograms are indexed by address once;
  * each function's variables and parameters (nested blocks and inlined copies included,
  * with the address ranges of their scope) are listed once; a pc then gets those whose
  * scope holds it, with their location-list entry for that pc, the function's frame
@@ -385,6 +386,8 @@ static struct hm_ti_frame *frame_build(struct hm_ti *ti, uint64_t pc)
 	uint32_t n;
 
 	f->fb_reg = f->cfa_reg = HM_REG_NONE;
+	if (hm_ti_btf(ti))
+		data_btf_frame(ti, f, pc);
 	if (!ti->dw || !(fn = func_at(ti, dpc)))
 		return f;
 	if (!fn->loaded)

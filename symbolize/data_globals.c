@@ -30,9 +30,11 @@ int data_mod_phdrs(struct data_mod *m)
 
 		if (!gelf_getphdr(elf, (int)i, &ph))
 			continue;
-		if (ph.p_type == PT_LOAD && ph.p_memsz)
+		if (ph.p_type == PT_LOAD && ph.p_memsz) {
 			m->loads[n++] = (struct data_load){ph.p_vaddr, ph.p_offset, ph.p_filesz,
 							   ph.p_memsz};
+			m->percpu_zero |= eh.e_type == ET_EXEC && !ph.p_vaddr;
+		}
 		else if (ph.p_type == PT_INTERP)
 			m->is_exec = 1;
 		else if (ph.p_type == PT_TLS && ph.p_memsz) {
@@ -189,6 +191,25 @@ int data_global(struct hm_data *d, const struct data_image *img, uint64_t addr,
 		return -1;
 	fill(d, m, HM_M_GLOBAL, name, type, va - start, out);
 	out->base = start + img->bias;
+	return 0;
+}
+
+/* Older x86-64 kernels link per-cpu data at address 0 (a PT_LOAD of its own), so %gs:off
+ * is the variable's link address; newer ones link it among the kernel's data and the
+ * offset is its KASLR-moved address. */
+int data_percpu(struct hm_data *d, const struct data_image *kimg, uint64_t off, uint64_t addr,
+		struct hm_data_obj *out)
+{
+	struct data_mod *m = kimg->mod;
+	uint64_t va = m->percpu_zero ? off : off - kimg->bias, start;
+	const struct hm_type *type;
+	const char *name;
+
+	data_mod_open(d, m);
+	if (name_var(m, va, 0, &start, &name, &type) != 0)
+		return -1;
+	fill(d, m, HM_M_GLOBAL, name, type, va - start, out);
+	out->base = addr ? addr - out->offset : 0;
 	return 0;
 }
 

@@ -35,6 +35,9 @@ struct hm_ti {
 	struct ti_fidx *fidx;		/* subprogram ranges, sorted (data_frame.c) */
 	size_t nr_fidx;
 	int fidx_done;
+	struct ti_fsym *fsyms;		/* STT_FUNC symbols, sorted (data_btf.c) */
+	size_t nr_fsyms;
+	int fsyms_done;
 	struct ti_sec *secs;
 	size_t nr_secs;
 	struct hm_ti_static *statics, *tls_statics;
@@ -43,6 +46,14 @@ struct hm_ti {
 };
 
 void data_frame_free(struct hm_ti *ti);
+
+/* data_btf.c: without DWARF, the frame at pc is the ELF function symbol holding it
+ * (func, lo, hi; no variables); at the function's entry, the type of the parameter in
+ * register reg from BTF (*idx its position), or NULL. */
+void data_btf_frame(struct hm_ti *ti, struct hm_ti_frame *f, uint64_t pc);
+const struct hm_type *data_btf_entry_param(struct hm_ti *ti, const struct hm_ti_frame *f,
+					   int reg, uint32_t *idx);
+void data_btf_free(struct hm_ti *ti);
 
 /* ---- Files a recording mapped (data.c, data_globals.c) ---- */
 
@@ -65,7 +76,10 @@ struct data_mod {
 	int has_tls;
 	uint64_t tls_vaddr, tls_memsz, tls_align;
 	struct hm_ti *ti;		/* NULL if the file could not be opened */
-	struct hm_layout *lay;		/* NULL without DWARF */
+	struct hm_layout *lay;		/* DWARF, else the file's .BTF (or btf_alt); NULL */
+	const char *btf_alt;		/* raw BTF to use when the file has no types */
+	int kernel;			/* the vmlinux of hm_data_set_kernel */
+	int percpu_zero;		/* a PT_LOAD at address 0: zero-based per-cpu data */
 	const char *hint;		/* why names are missing, and the fix */
 	struct data_sym *syms, *tls_syms;	/* STT_OBJECT / STT_TLS, by address */
 	size_t nr_syms, nr_tls_syms;
@@ -106,6 +120,9 @@ struct hm_data {
 	struct hm_hash strs;		/* interned result strings */
 	struct hm_map64 labels;		/* struct hm_type * -> its label */
 	struct hm_data_stats st;
+	struct data_image kimg;		/* the kernel; kimg.mod NULL when unknown */
+	int kernel_set;
+	const char *kernel_hint;
 	struct hm_map64 unres_idx;	/* ip -> index + 1 in unres */
 	struct hm_data_unresolved *unres, *top;
 	size_t nr_unres, cap_unres;
@@ -116,6 +133,8 @@ struct data_proc *data_proc_get(struct hm_data *d, uint32_t pid, int create);
 const struct data_map *data_map_at(const struct data_proc *p, uint64_t addr);
 /* The module whose segments (file-backed, or .bss in anonymous pages) hold addr. */
 const struct data_image *data_image_at(struct data_proc *p, uint64_t addr);
+/* The image's PT_LOADs hold runtime addr (in the kernel, not the per-cpu one at 0). */
+int data_image_holds(const struct data_image *img, uint64_t addr);
 /* The process's executable (its TLS block ends at the thread pointer); code first. */
 const struct data_image *data_exec_image(struct data_proc *p, const struct data_image *code);
 const char *data_intern(struct hm_data *d, const char *s);
@@ -139,6 +158,10 @@ int data_global(struct hm_data *d, const struct data_image *img, uint64_t addr,
 /* Offset tp_off from the thread pointer (fs base) in the executable exe. */
 int data_tls(struct hm_data *d, struct data_mod *exe, int64_t tp_off, uint64_t addr,
 	     struct hm_data_obj *out);
+
+/* %gs:off in the kernel: a per-cpu variable (addr: the sampled address, or 0). */
+int data_percpu(struct hm_data *d, const struct data_image *kimg, uint64_t off, uint64_t addr,
+		struct hm_data_obj *out);
 
 /* data_stack.c */
 struct data_regs {

@@ -1,7 +1,8 @@
 /* The order in which an address is named: a thread-local when the operand is
  * fs-relative; a global or static when a module's segment holds the address; a variable
  * of the sampled frame when it is on the stack; otherwise the type the dereferenced
- * register points to (heap objects, and stack objects of callers). Plus --stats. */
+ * register points to (heap objects, and stack objects of callers). The kernel likewise,
+ * with per-cpu variables for thread-locals. Plus --stats. */
 #include "symbolize/data_int.h"
 
 #include <stdlib.h>
@@ -68,9 +69,10 @@ static int heap(struct hm_data *d, const struct data_image *img, uint64_t ip,
 	    op->segment != HM_SEG_NONE)
 		return -1;
 	data_mod_open(d, m);
-	if (!m->ti || !hm_ti_has_dwarf(m->ti) ||
+	if (!m->ti || (!hm_ti_has_dwarf(m->ti) && !hm_ti_btf(m->ti)) ||
 	    hm_ti_reg_pointee(m->ti, d->dec, ip - img->bias, op->base, &p) != 0)
 		return -1;
+	d->st.btf += (uint64_t)hm_ti_btf(m->ti);
 	s = hm_type_strip(p.pointee);
 	approx = p.approx;
 	have_base = reg_val(r, op->base, &bv) == 0;
@@ -161,7 +163,8 @@ static void count(struct hm_data *d, const struct hm_data_query *q,
 				abort();
 		}
 		d->unres[d->nr_unres++] = (struct hm_data_unresolved){
-			q->ip, q->pid, out->method, code ? code->mod->path : NULL, 0};
+			q->ip, q->pid, out->method,
+			code ? code->mod->path : q->kernel ? "[kernel.kallsyms]" : NULL, 0};
 		i = d->nr_unres;
 		hm_map64_put(&d->unres_idx, q->ip + 1, (void *)(uintptr_t)i);
 	}
@@ -183,6 +186,50 @@ static void unknown(struct data_proc *p, const struct data_image *img,
 		out->hint = code->mod->hint;
 }
 
+/* Kernel stacks are THREAD_SIZE (16 KiB, 32 KiB with KASAN) aligned to their size. */
+#define KERNEL_STACK (16u << 10)
+
+static int on_kernel_stack(const struct data_regs *r, uint64_t addr)
+{
+	uint64_t sp;
+
+	return addr && reg_val(r, HM_REG_SP, &sp) == 0 && addr + STACK_RED_ZONE >= sp &&
+	       addr < (sp | (KERNEL_STACK - 1)) + 1;
+}
+
+/* The kernel: per-cpu variables (%gs:), the image's globals, the sampled frame, then
+ * the dereferenced register's type, as in user space but with one image. */
+static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
+			   const struct data_image *code, struct hm_data_obj *out)
+{
+	const struct hm_insn *insn;
+	const struct hm_memop *op = operand(d, q, code, &insn);
+	struct data_regs r = {q->regs ? q->regs_mask : 0, q->regs};
+	uint64_t addr = q->addr, ea;
+	int needs = 0, stack;
+
+	if (code && op && insn && op->segment == HM_SEG_GS &&
+	    hm_decode_ea(insn, op, r.mask, r.regs, 0, 0, &ea, &needs) == 0 && needs &&
+	    data_percpu(d, code, ea, addr, out) == 0)
+		return;
+	if (needs)
+		addr = 0;	/* the offset, not an address */
+	if (!addr && op && insn && op->segment == HM_SEG_NONE &&
+	    hm_decode_ea(insn, op, r.mask, r.regs, 0, 0, &ea, NULL) == 0)
+		addr = ea;
+	if (code && addr && data_image_holds(code, addr) && data_global(d, code, addr, out) == 0)
+		return;
+	stack = on_kernel_stack(&r, addr);
+	if (code && stack && data_stack(d, code, q->ip, addr, &r, out) == 0)
+		return;
+	if (code && op && heap(d, code, q->ip, op, &r, addr, stack, out) == 0)
+		return;
+	memset(out, 0, sizeof(*out));
+	out->method = addr || needs ? HM_M_UNKNOWN : HM_M_NOADDR;
+	out->module = code ? code->mod->path : "[kernel.kallsyms]";
+	out->hint = d->kernel_hint;
+}
+
 int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out)
 {
 	struct data_proc *p;
@@ -196,6 +243,12 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_
 	if (!d || !q || !out)
 		return -1;
 	memset(out, 0, sizeof(*out));
+	if (q->kernel) {
+		code = d->kimg.mod ? &d->kimg : NULL;
+		kernel_resolve(d, q, code, out);
+		count(d, q, code, out);
+		return 0;
+	}
 	p = data_proc_get(d, q->pid, 0);
 	code = data_image_at(p, q->ip);
 	op = operand(d, q, code, &insn);
@@ -237,6 +290,7 @@ void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out)
 	size_t n = d->nr_unres < max_top ? d->nr_unres : max_top;
 
 	*out = d->st;
+	out->kernel_hint = d->kernel_hint;
 	free(d->top);
 	d->top = NULL;
 	out->nr_top = 0;

@@ -22,7 +22,8 @@ static uint64_t kw_code(const char *kw)
 {
 	if (!kw)
 		return 0;
-	return !strcmp(kw, "struct") ? 1 : !strcmp(kw, "union") ? 2 : !strcmp(kw, "class") ? 3 : 4;
+	return !strcmp(kw, "struct") ? 1 : !strcmp(kw, "union") ? 2 : !strcmp(kw, "class") ? 3 :
+	       !strcmp(kw, "var") ? 4 : 5;
 }
 
 void hm_layout_index_add(struct hm_layout *lay, const char *kw, const char *name, uint64_t ref)
@@ -44,7 +45,7 @@ void hm_layout_index_add(struct hm_layout *lay, const char *kw, const char *name
 	e->key = hm_arena_strdup(&lay->arena, buf);
 	e->ref = ref;
 	hm_hash_put(&lay->names, e->key, e);
-	if (!kw || !strcmp(kw, "var"))
+	if (!kw || !strcmp(kw, "var") || !strcmp(kw, "func"))
 		return;
 	if (lay->nr_order == lay->cap_order) {
 		lay->cap_order = lay->cap_order ? lay->cap_order * 2 : 256;
@@ -145,6 +146,16 @@ const struct hm_type *hm_layout_var_type(struct hm_layout *lay, const char *name
 	struct hm_name_entry *e;
 
 	snprintf(key, sizeof(key), "var %s", name);
+	e = index_lookup(lay, key);
+	return e && lay->ops->var_type ? lay->ops->var_type(lay, e->ref) : NULL;
+}
+
+const struct hm_type *hm_layout_func_type(struct hm_layout *lay, const char *name)
+{
+	char key[512];
+	struct hm_name_entry *e;
+
+	snprintf(key, sizeof(key), "func %s", name);
 	e = index_lookup(lay, key);
 	return e && lay->ops->var_type ? lay->ops->var_type(lay, e->ref) : NULL;
 }

@@ -81,6 +81,9 @@ struct hm_arena *hm_layout_arena(struct hm_layout *lay);
 const struct hm_type *hm_layout_find(struct hm_layout *lay, const char *name);
 /* The type of a global or static variable (DWARF variables, BTF VARs), or NULL. */
 const struct hm_type *hm_layout_var_type(struct hm_layout *lay, const char *name);
+/* The prototype (HM_T_FUNC: return type, parameters) of function name from BTF FUNC
+ * entries, or NULL (DWARF layouts index no functions). */
+const struct hm_type *hm_layout_func_type(struct hm_layout *lay, const char *name);
 /* Calls cb for every named struct/union/class with members, each name once, in file
  * order. Stops and returns cb's value when it is non-zero. */
 int hm_layout_foreach(struct hm_layout *lay, int (*cb)(const struct hm_type *t, void *ctx),

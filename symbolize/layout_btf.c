@@ -39,6 +39,7 @@ static int btf_index_more(struct hm_layout *lay)
 		case BTF_KIND_UNION: kw = "union"; break;
 		case BTF_KIND_TYPEDEF: kw = NULL; break;
 		case BTF_KIND_VAR: kw = "var"; break;
+		case BTF_KIND_FUNC: kw = "func"; break;
 		default: continue;
 		}
 		hm_layout_index_add(lay, kw, name, s->next_id);
@@ -179,6 +180,7 @@ static void btf_load_members(struct hm_layout *lay, struct hm_type *t)
 	t->nr_members = n;
 }
 
+/* A VAR's type, or a FUNC's prototype (FUNC_PROTO): both are bt->type. */
 static const struct hm_type *btf_var_type(struct hm_layout *lay, uint64_t ref)
 {
 	const struct btf_type *bt = btf__type_by_id(src_of(lay)->btf, (uint32_t)ref);

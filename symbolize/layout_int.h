@@ -43,8 +43,8 @@ struct hm_layout {
 void hm_layout_base_init(struct hm_layout *lay, const struct hm_layout_ops *ops,
 			 enum hm_layout_kind kind, const char *path);
 /* Adds a name to the index unless it is already there. kw is "struct", "union",
- * "class", "var" (a global variable: ref is its handle for ops->var_type) or NULL for a
- * typedef. */
+ * "class", "var" (a global variable: ref is its handle for ops->var_type), "func" (a
+ * function: ops->var_type gives its prototype) or NULL for a typedef. */
 void hm_layout_index_add(struct hm_layout *lay, const char *kw, const char *name, uint64_t ref);
 
 #endif

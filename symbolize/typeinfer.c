@@ -2,7 +2,8 @@
  * it there (the frame from data_frame.c); when none does, the function is decoded and
  * walked back from pc through register copies, pointer steps (add/sub/lea) and pointer
  * loads (mov reg, [typed + disp], a pointer kept in the frame) to a register that holds
- * a typed variable. */
+ * a typed variable, or, without DWARF, to the function's entry where an argument
+ * register holds a parameter typed by BTF. */
 #include "symbolize/data_int.h"
 
 #include <stdlib.h>
@@ -27,7 +28,7 @@ struct ti_insn {
 	int64_t imm;
 	uint32_t len, written;
 	int8_t kind, dst, src, idx;
-	uint8_t jump, uncond, call;
+	uint8_t jump, uncond, call, endbr;
 };
 
 struct ti_code {
@@ -105,6 +106,7 @@ static void classify_insn(struct ti_insn *t, const struct hm_insn *in)
 	t->call = in->is_call;
 	t->target = in->target;
 	t->uncond = in->is_ret || (ml == 3 && !strncmp(in->text, "jmp", 3));
+	t->endbr = !strncmp(in->text, "endbr", 5);
 	t->kind = K_OTHER;
 	t->dst = t->src = t->idx = HM_REG_NONE;
 	if (__builtin_popcount(in->regs_written) != 1)
@@ -177,6 +179,11 @@ static struct ti_code *func_code(struct hm_ti *ti, struct hm_decoder *dec,
 		classify_insn(&tmp[c->n++], &in);
 		off += in.len;
 	}
+	/* A call before anything else is the tracing hook (-pg -mfentry, the kernel's
+	 * __fentry__): it keeps the argument registers, which the body reads after it. */
+	for (size_t k = 0; k < c->n && k < 2 && (k == 0 || tmp[k - 1].endbr); k++)
+		if (tmp[k].call)
+			tmp[k].call = 0;
 	if (c->n) {
 		c->ins = hm_arena_alloc(&ti->arena, c->n * sizeof(*c->ins));
 		memcpy(c->ins, tmp, c->n * sizeof(*c->ins));
@@ -271,6 +278,23 @@ static int var_in_reg(struct hm_ti *ti, uint64_t pc, int reg, struct hm_ti_ptr *
 
 static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg, int depth,
 		 struct hm_ti_ptr *out);
+
+/* Without DWARF: at the function's first instruction reg holds a parameter, typed by
+ * BTF (data_btf.c). */
+static int entry_param(struct hm_ti *ti, const struct hm_ti_frame *f, int reg,
+		       struct hm_ti_ptr *out)
+{
+	uint32_t idx;
+	const struct hm_type *t = data_btf_entry_param(ti, f, reg, &idx), *p;
+
+	if (!t || !(p = pointee(t)))
+		return 0;
+	out->pointee = p;
+	out->delta = 0;
+	out->approx = 0;
+	out->var = hm_arena_printf(&ti->arena, "%s() parameter %u", f->func, idx + 1);
+	return 1;
+}
 
 static int64_t wrap(int64_t off, uint64_t size)
 {
@@ -416,6 +440,7 @@ static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg,
 	struct walk w = {reg, 0, 0};
 	struct ti_code *c;
 	size_t i;
+	int m;
 
 	if (reg < 0 || reg >= TI_NR_REGS || reg == HM_REG_SP || reg == HM_REG_IP ||
 	    reg == HM_REG_FLAGS)
@@ -426,7 +451,6 @@ static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg,
 		return -1;
 	for (int steps = 0; i > 0 && steps < TI_MAX_STEPS; steps++) {
 		const struct ti_insn *p = &c->ins[i - 1];
-		int m;
 
 		if (p->uncond)
 			return -1;	/* ins[i] is reached only by jumps */
@@ -449,6 +473,10 @@ static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg,
 		i--;
 		if (var_in_reg(ti, c->ins[i].addr, w.reg, out))
 			return found(out, &w);
+	}
+	if (i == 0 && (m = merge_ok(c, 0, w.reg)) >= 0 && entry_param(ti, f, w.reg, out)) {
+		w.approx |= m;
+		return found(out, &w);
 	}
 	return -1;
 }

@@ -23,6 +23,9 @@ struct hm_decoder;
 int hm_ti_open(const char *path, struct hm_layout *lay, struct hm_ti **out, struct hm_err *err);
 void hm_ti_close(struct hm_ti *ti);
 int hm_ti_has_dwarf(const struct hm_ti *ti);
+/* No DWARF, but lay (hm_ti_open's) is BTF: frames are ELF function symbols and
+ * registers are typed from the parameters at function entry (BTF FUNC_PROTO). */
+int hm_ti_btf(const struct hm_ti *ti);
 Elf *hm_ti_elf(struct hm_ti *ti);	/* the file itself */
 Elf *hm_ti_debug_elf(struct hm_ti *ti);	/* the file holding the DWARF, or NULL */
 /* Code (or any allocated section's bytes) at file address vaddr: *avail bytes follow. */
@@ -50,7 +53,7 @@ enum hm_ti_fb { HM_TI_FB_NONE, HM_TI_FB_CFA, HM_TI_FB_REG };
 
 struct hm_ti_frame {
 	const char *func;		/* the containing non-inlined function; NULL if no
-					 * DWARF covers pc */
+					 * DWARF (with BTF only: no function symbol) covers pc */
 	uint64_t lo, hi;		/* its address range that holds pc */
 	enum hm_ti_fb fb;		/* frame base: the CFA, or fb_reg + fb_off */
 	int fb_reg;
@@ -77,6 +80,14 @@ struct hm_ti_ptr {
 /* 0 with *out filled, -1 when no typed variable reaches reg. Cached per (pc, reg). */
 int hm_ti_reg_pointee(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg,
 		      struct hm_ti_ptr *out);
+
+/* The general register holding parameter idx of prototype proto (HM_T_FUNC) when the
+ * function is entered, by the SysV x86-64 rules (rdi rsi rdx rcx r8 r9; floating
+ * values and aggregates over 16 bytes go elsewhere and take none; a returned aggregate
+ * over 16 bytes takes rdi). HM_REG_NONE when the parameter is in no general register,
+ * or in two, or when an earlier one is an aggregate this does not classify (one mixing
+ * integer and floating members). */
+int hm_ti_param_reg(const struct hm_type *proto, uint32_t idx);
 
 /* A DWARF variable with static storage (DW_OP_addr) or thread-local storage (offset in
  * the file's PT_TLS block, DW_OP_form_tls_address). */

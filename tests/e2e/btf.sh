@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Heap typing through BTF where DWARF is absent: examples/objects.c's heap mode (a
+# malloc'd array of struct order reached through a pointer parameter) built -O2 -g, given
+# BTF with pahole -J and stripped of DWARF; a timer recording must name at least 95% of
+# its memory samples order.qty, typed through BTF (--stats). A copy without .BTF is the
+# control: nothing there may be typed. Kernel samples without a vmlinux must be explained
+# in --stats.
+set -u
+cd "$(dirname "$0")/../.."
+H=${HITMAP:-./hitmap}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+if ! command -v pahole >/dev/null; then
+	echo "not ok btf: pahole missing: run make deps (it installs dwarves)"
+	exit 0
+fi
+cc -O2 -g -std=gnu11 -o "$T/objects" examples/objects.c ||
+	{ echo "not ok btf: cannot build examples/objects.c"; exit 0; }
+cp "$T/objects" "$T/objects.tmp"
+pahole -J "$T/objects.tmp" >/dev/null 2>"$T/err" && objcopy --strip-debug "$T/objects.tmp" "$T/objects.btf" ||
+	{ echo "not ok btf: pahole -J / objcopy failed"; cat "$T/err"; exit 0; }
+objcopy --strip-debug "$T/objects" "$T/objects.nobtf"
+secs=$(readelf -SW "$T/objects.btf")
+if grep -q '\.BTF ' <<<"$secs" && ! grep -q '\.debug_' <<<"$secs" && grep -q '\.symtab ' <<<"$secs"; then
+	echo "ok btf: objects.btf has .BTF and .symtab, no .debug_* sections"
+else
+	echo "not ok btf: objects.btf sections are wrong:"; grep -E 'BTF|debug|symtab' <<<"$secs"
+fi
+
+# mode, binary, least share named order.qty, least share typed through BTF
+check() {
+	local name=$1 bin=$2 want=$3 want_btf=$4
+	"$H" record -c timer -o "$T/$name.data" -- "$bin" heap 150000000 >/dev/null 2>"$T/err" ||
+		{ echo "not ok $name: record failed"; cat "$T/err"; return; }
+	"$H" report -i "$T/$name.data" --json --stats >"$T/$name.json" 2>"$T/$name.stats" ||
+		{ echo "not ok $name: report failed"; cat "$T/$name.stats"; return; }
+	/usr/bin/python3 - "$T/$name.json" "$T/$name.stats" "$name" "$want" "$want_btf" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+stats = open(sys.argv[2]).read()
+name, want, want_btf = sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+n = d['samples']['with_addr']
+rows = [f for l in d['lines'] for f in l['fields']]
+named = sum(f['records'] for f in rows if f['field'] == 'order.qty')
+m = re.search(r'typed through BTF \(no DWARF\): (\d+)', stats)
+btf = int(m.group(1)) if m else 0
+share, bshare = (named / n, btf / n) if n else (0, 0)
+if want > 0:
+    ok = n >= 100 and share >= want and bshare >= want_btf
+else:	# the control: nothing may be typed
+    ok = n >= 100 and named == 0 and btf == 0
+print(('ok' if ok else 'not ok') +
+      f" {name}: {named} of {n} memory samples ({share:.1%}) named order.qty, "
+      f"{btf} ({bshare:.1%}) typed through BTF")
+if not ok:
+    print(stats)
+PY
+}
+check btf "$T/objects.btf" 0.95 0.90
+check nobtf "$T/objects.nobtf" 0 0
+
+# Kernel samples: typed through the recorded kernel's vmlinux (DWARF or .BTF, or
+# /sys/kernel/btf/vmlinux on this kernel); without one, --stats says why and the fix.
+if [ "$(id -u)" = 0 ] && [ -r /proc/kallsyms ]; then
+	"$H" record -c timer -k -a -o "$T/k.data" -- sh -c 'for i in 1 2; do find /usr/share -type f >/dev/null; done' \
+		>/dev/null 2>"$T/err"
+	"$H" report -i "$T/k.data" --stats >"$T/k.txt" 2>&1
+	line=$(grep '^kernel samples:' "$T/k.txt")
+	if [ -e "/usr/lib/debug/boot/vmlinux-$(uname -r)" ]; then
+		grep -q 'data named: [1-9]' <<<"$line" &&
+			echo "ok kernel data typed through the vmlinux ($line)" ||
+			{ echo "not ok kernel data typed through the vmlinux"; tail -20 "$T/k.txt"; }
+	elif [ -n "$line" ] && grep -A1 '^kernel samples:' "$T/k.txt" | grep -q -- '--vmlinux'; then
+		echo "ok kernel data: --stats says why they are not typed ($line)"
+	else
+		echo "not ok kernel data: --stats does not say why they are not typed"
+		tail -20 "$T/k.txt"
+	fi
+else
+	echo "ok kernel data explained in --stats # skip: needs root and /proc/kallsyms"
+fi

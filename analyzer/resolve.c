@@ -28,6 +28,19 @@ struct hm_resolver {
 	struct hm_hash noaddr;		/* function -> struct hm_func_count */
 	const char *osrelease;		/* the recording's kernel release, or NULL */
 	int kernel_set;			/* hm_data_set_kernel done */
+	struct dent **dslots;		/* decode cache, open addressing */
+	size_t dcap, dlen;
+};
+
+/* Decoded instructions per (address space, ip): a sample's instruction and the one
+ * before it depend on the code bytes alone, and a recording hits few distinct ips, so
+ * each is decoded once (capstone was 89% of the time per sample). Only what the code
+ * decides is kept: "no code here" can change as a pipe's MMAP records arrive. */
+struct dent {
+	uint64_t ip;
+	uint32_t space;			/* pid; UINT32_MAX for the kernel */
+	int8_t at, before;		/* 0 not tried, 1 decoded, -1 not an instruction */
+	struct hm_insn in_at, in_before;
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
@@ -69,6 +82,7 @@ void hm_resolver_close(struct hm_resolver *r)
 	if (r->data)
 		hm_data_close(r->data);
 	free(r->fbuf);
+	free(r->dslots);
 	hm_hash_free(&r->by_name);
 	hm_hash_free(&r->noaddr);
 	hm_arena_free(&r->names);
@@ -125,31 +139,97 @@ static void apply_operand(struct hm_access *a, const struct hm_insn *in, const s
 	a->locked = in->lock;
 }
 
+static uint64_t dhash(uint64_t ip, uint32_t space)
+{
+	uint64_t h = (ip ^ (uint64_t)space << 32) * 0x9e3779b97f4a7c15ull;
+
+	return h ^ (h >> 29);
+}
+
+static void dcache_grow(struct hm_resolver *r)
+{
+	struct dent **old = r->dslots;
+	size_t ocap = r->dcap;
+
+	r->dcap = ocap ? 2 * ocap : 1024;
+	if (!(r->dslots = calloc(r->dcap, sizeof(*r->dslots))))
+		abort();	/* as the arena does */
+	for (size_t i = 0; i < ocap; i++) {
+		size_t j;
+
+		if (!old[i])
+			continue;
+		for (j = dhash(old[i]->ip, old[i]->space) & (r->dcap - 1); r->dslots[j];
+		     j = (j + 1) & (r->dcap - 1))
+			;
+		r->dslots[j] = old[i];
+	}
+	free(old);
+}
+
+static struct dent *dcache(struct hm_resolver *r, const struct hm_sample *s)
+{
+	uint32_t space = s->kernel ? UINT32_MAX : s->pid;
+	struct dent *e;
+	size_t j;
+
+	if (2 * (r->dlen + 1) > r->dcap)
+		dcache_grow(r);
+	for (j = dhash(s->ip, space) & (r->dcap - 1); (e = r->dslots[j]);
+	     j = (j + 1) & (r->dcap - 1))
+		if (e->ip == s->ip && e->space == space)
+			return e;
+	e = hm_arena_alloc(&r->names, sizeof(*e));
+	e->ip = s->ip;
+	e->space = space;
+	r->dslots[j] = e;
+	r->dlen++;
+	return e;
+}
+
 static int decode_at(struct hm_resolver *r, const struct hm_sample *s, struct hm_insn *in)
 {
+	struct dent *e = dcache(r, s);
 	uint8_t buf[16];
-	size_t n = hm_code_read(r->code, s->pid, s->ip, s->kernel, buf, sizeof(buf));
+	size_t n;
 
-	if (n == 0) {
-		r->st.no_code++;
-		r->st.kernel_no_code += s->kernel;
-		return -1;
+	if (!e->at) {
+		if (!(n = hm_code_read(r->code, s->pid, s->ip, s->kernel, buf, sizeof(buf)))) {
+			r->st.no_code++;
+			r->st.kernel_no_code += s->kernel;
+			return -1;
+		}
+		e->at = hm_decode_insn(r->dec, buf, n, s->ip, &e->in_at) == 0 ? 1 : -1;
 	}
-	return hm_decode_insn(r->dec, buf, n, s->ip, in) == 0 ? 0 : -1;
+	if (e->at < 0)
+		return -1;
+	*in = e->in_at;
+	return 0;
 }
 
 /* Decodes the instruction that ends at a->s.ip into in; 0 on success. */
 static int insn_before(struct hm_resolver *r, const struct hm_access *a, struct hm_insn *in)
 {
+	struct dent *e = dcache(r, &a->s);
 	struct hm_code_loc loc;
 	size_t len, n;
 
-	if (hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc) || !loc.func_start ||
-	    a->s.ip <= loc.func_start || a->s.ip - loc.func_start > MAX_FUNC_BYTES - 16)
+	if (!e->before) {
+		if (hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc) ||
+		    !loc.func_start || a->s.ip <= loc.func_start ||
+		    a->s.ip - loc.func_start > MAX_FUNC_BYTES - 16)
+			return -1;
+		len = (size_t)(a->s.ip - loc.func_start);
+		n = hm_code_read(r->code, a->s.pid, loc.func_start, a->s.kernel, r->fbuf, len);
+		if (n < len)
+			return -1;
+		e->before = hm_decode_prev(r->dec, r->fbuf, n, loc.func_start, a->s.ip,
+					   &e->in_before) ? -1 : 1;
+	}
+	if (e->before < 0)
 		return -1;
-	len = (size_t)(a->s.ip - loc.func_start);
-	n = hm_code_read(r->code, a->s.pid, loc.func_start, a->s.kernel, r->fbuf, len);
-	return n < len || hm_decode_prev(r->dec, r->fbuf, n, loc.func_start, a->s.ip, in) ? -1 : 0;
+	*in = e->in_before;
+	return 0;
 }
 
 /* A timer interrupt is taken once the stalled instruction retires, so its sample names

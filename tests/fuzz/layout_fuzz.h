@@ -46,6 +46,24 @@ static int fuzz_type(const struct hm_type *t, void *vctx)
 	return ++c->count >= 200;
 }
 
+/* BTF FUNC prototypes as the BTF data typing reads them: each parameter's pointee and
+ * its size. */
+static void fuzz_funcs(struct hm_layout *lay)
+{
+	static const char *const names[] = { "main", "fill_orders", "count_ops", "count_errors" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct hm_type *f = hm_type_strip(hm_layout_func_type(lay, names[i]));
+
+		for (uint32_t k = 0; f && f->kind == HM_T_FUNC && k < f->nr_params; k++) {
+			const struct hm_type *p = hm_type_strip(f->params[k]);
+
+			if (p && p->kind == HM_T_PTR && p->ref)
+				(void)hm_type_strip(p->ref);
+		}
+	}
+}
+
 static void fuzz_layout(struct hm_layout *lay)
 {
 	struct fuzz_ctx c = {0};
@@ -65,6 +83,7 @@ static void fuzz_layout(struct hm_layout *lay)
 	if (!hm_layout_find(lay, "worker_stats"))
 		hm_layout_suggest(lay, "worker_stats", near, 5);
 	hm_layout_var_type(lay, "stats");
+	fuzz_funcs(lay);
 	hm_arena_free(&c.arena);
 	fclose(c.null);
 }

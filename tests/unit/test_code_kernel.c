@@ -1,0 +1,212 @@
+/* symbolize/code*.c, kernel side: the kallsyms fixture, /proc/kallsyms and a -dbg vmlinux. */
+#include "code_util.h"
+
+static struct hm_code *open_kallsyms(const char *path)
+{
+	struct hm_code_opts o = {.vmlinux = "", .kallsyms = path, .kernel_release = "6.1.0-test"};
+
+	return open_code(&o);
+}
+
+static void test_kallsyms_fixture_resolves_function_and_offset(void **state)
+{
+	struct hm_code *c = open_kallsyms(KALLSYMS);
+	struct hm_code_loc loc;
+
+	(void)state;
+	loc = lookup(c, 0, 0xffffffff81001010ull, 1);
+	assert_string_equal(loc.func, "do_one_initcall");
+	assert_int_equal(loc.func_start, 0xffffffff81001000ull);
+	assert_int_equal(loc.func_size, 0x200);
+	assert_int_equal(loc.offset, 0x10);
+	assert_string_equal(loc.module, "[kernel.kallsyms]");
+	assert_null(loc.file);
+	assert_int_equal(loc.flags, HM_CODE_KALLSYMS_ONLY);
+	assert_non_null(strstr(loc.hint, "linux-image-6.1.0-test-dbg"));
+	assert_non_null(strstr(loc.hint, "--vmlinux"));
+	/* Three names at one address: the one that is not a section marker. */
+	assert_string_equal(lookup(c, 0, 0xffffffff81000004ull, 1).func, "srso_alias_untrain_ret");
+	assert_string_equal(lookup(c, 0, 0xffffffff81001310ull, 1).func, "arch_weak_hook");
+	/* Past _etext: no function, even though init_task (data) follows. */
+	loc = lookup(c, 0, 0xffffffff81001500ull, 1);
+	assert_null(loc.func);
+	assert_true(loc.flags & HM_CODE_UNMAPPED);
+
+	loc = lookup(c, 0, 0xffffffffc0a01020ull, 1);
+	assert_string_equal(loc.func, "xfs_iget_cache_hit");
+	assert_int_equal(loc.offset, 0x20);
+	assert_string_equal(loc.module, "xfs");
+	assert_string_equal(lookup(c, 0, 0xffffffffc0a01404ull, 1).func, "xfs_iget");
+	loc = lookup(c, 0, 0xffffffffc0b00008ull, 1);
+	assert_string_equal(loc.module, "bpf");
+	assert_int_equal(hm_code_read(c, 0, 0xffffffff81001010ull, 1, (uint8_t[4]){0}, 4), 0);
+	hm_code_close(c);
+}
+
+static void test_kallsyms_moved_by_recorded_kernel_map(void **state)
+{
+	struct hm_code *c = open_kallsyms(KALLSYMS);
+	const uint64_t shift = 0x10000000;
+	struct hm_code_loc loc;
+
+	(void)state;
+	/* The recording's boot had _text 256 MiB higher than the kallsyms file's. */
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, 0xffffffff81000000ull + shift, 0x1400,
+					 0xffffffff81000000ull + shift, "[kernel.kallsyms]_text",
+					 NULL, 0), 0);
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, 0xffffffffc0c00000ull, 0x10000, 0,
+					 "/lib/modules/6.1.0/kernel/fs/my-fs.ko", NULL, 0), 0);
+	loc = lookup(c, 0, 0xffffffff81001010ull + shift, 1);
+	assert_string_equal(loc.func, "do_one_initcall");
+	assert_int_equal(loc.func_start, 0xffffffff81001000ull + shift);
+	assert_int_equal(loc.offset, 0x10);
+	/* A module the recording mapped but kallsyms does not list. */
+	loc = lookup(c, 0, 0xffffffffc0c00100ull, 1);
+	assert_null(loc.func);
+	assert_string_equal(loc.module, "my_fs");
+	assert_false(loc.flags & HM_CODE_UNMAPPED);
+	hm_code_close(c);
+}
+
+static void test_kallsyms_zero_addresses_hint_kptr_restrict(void **state)
+{
+	char path[600];
+	struct hm_code *c;
+	struct hm_code_loc loc;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/kallsyms.zero", P.dir);
+	assert_int_equal(run("sed 's/^[0-9a-f]*/0000000000000000/' " KALLSYMS " > %s", path), 0);
+	c = open_kallsyms(path);
+	loc = lookup(c, 0, 0xffffffff81001010ull, 1);
+	assert_null(loc.func);
+	assert_true(loc.flags & HM_CODE_KALLSYMS_ONLY);
+	assert_non_null(strstr(loc.hint, "kptr_restrict"));
+	hm_code_close(c);
+}
+
+static void test_open_rejects_missing_or_non_elf_vmlinux(void **state)
+{
+	struct hm_code_opts o = {.vmlinux = "/nonexistent/vmlinux"};
+	struct hm_code *c = (struct hm_code *)1;
+	struct hm_err err = {0};
+
+	(void)state;
+	assert_int_equal(hm_code_open(&o, &c, &err), -1);
+	assert_null(c);
+	assert_non_null(strstr(err.msg, "/nonexistent/vmlinux"));
+	o.vmlinux = SRC;
+	assert_int_equal(hm_code_open(&o, &c, &err), -1);
+	assert_non_null(strstr(err.msg, "not an ELF"));
+	o.vmlinux = NULL;
+	o.kallsyms = "/nonexistent/kallsyms";
+	assert_int_equal(hm_code_open(&o, &c, &err), -1);
+}
+
+static uint64_t kallsyms_addr(const char *path, const char *name)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], n[256], t;
+	unsigned long long a, found = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &t, n) == 3 && strcmp(n, name) == 0) {
+			found = a;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void test_real_kallsyms_resolves_do_sys_openat2(void **state)
+{
+	uint64_t addr = kallsyms_addr("/proc/kallsyms", "do_sys_openat2");
+	struct hm_code *c;
+	struct hm_code_loc loc;
+
+	(void)state;
+	if (!addr) {
+		print_message("no do_sys_openat2 address in /proc/kallsyms (not root?)\n");
+		skip();
+	}
+	c = open_code(NULL);
+	loc = lookup(c, 0, addr, 1);
+	assert_string_equal(loc.func, "do_sys_openat2");
+	assert_int_equal(loc.func_start, addr);
+	assert_int_equal(loc.offset, 0);
+	loc = lookup(c, 0, addr + 4, 1);
+	assert_string_equal(loc.func, "do_sys_openat2");
+	assert_int_equal(loc.offset, 4);
+	assert_string_equal(loc.module, "[kernel.kallsyms]");
+	hm_code_close(c);
+}
+
+/* A Debian -dbg vmlinux with its System.map standing in for kallsyms; skipped when no
+ * such package is installed. */
+static void test_vmlinux_resolves_kernel_line(void **state)
+{
+	glob_t g;
+	char map[600], moved[600];
+	uint64_t addr, text;
+	struct hm_code_opts o = {.kallsyms = map};
+	struct hm_code *c;
+	struct hm_code_loc loc;
+	uint8_t buf[16];
+	const uint64_t kaslr = 0x2a00000;
+
+	(void)state;
+	if (glob("/usr/lib/debug/boot/vmlinux-*", 0, NULL, &g) != 0) {
+		print_message("no /usr/lib/debug/boot/vmlinux-*: install a linux-image-*-dbg\n");
+		skip();
+	}
+	o.vmlinux = g.gl_pathv[0];
+	snprintf(map, sizeof(map), "/usr/lib/debug/boot/System.map-%s",
+		 g.gl_pathv[0] + strlen("/usr/lib/debug/boot/vmlinux-"));
+	addr = kallsyms_addr(map, "do_sys_openat2");
+	text = kallsyms_addr(map, "_text");
+	if (!addr || !text) {
+		globfree(&g);
+		skip();
+	}
+	c = open_code(&o);
+	loc = lookup(c, 0, addr + 1, 1);
+	assert_string_equal(loc.func, "do_sys_openat2");
+	assert_int_equal(loc.func_start, addr);
+	assert_int_equal(loc.offset, 1);
+	assert_non_null(loc.file);
+	assert_non_null(strstr(loc.file, "fs/open.c"));
+	assert_true(loc.line > 0);
+	assert_string_equal(loc.module, "[kernel.kallsyms]");
+	assert_false(loc.flags & HM_CODE_KALLSYMS_ONLY);
+	assert_int_equal(hm_code_read(c, 0, addr, 1, buf, sizeof(buf)), sizeof(buf));
+	hm_code_close(c);
+
+	/* KASLR: this boot's kallsyms puts _text elsewhere; the vmlinux is moved along. */
+	snprintf(moved, sizeof(moved), "%s/kallsyms.kaslr", P.dir);
+	assert_int_equal(run("printf '%llx T _text\\n%llx t do_sys_openat2\\n' > %s",
+			     (unsigned long long)(text + kaslr), (unsigned long long)(addr + kaslr),
+			     moved), 0);
+	o.kallsyms = moved;
+	c = open_code(&o);
+	loc = lookup(c, 0, addr + kaslr + 1, 1);
+	assert_string_equal(loc.func, "do_sys_openat2");
+	assert_int_equal(loc.func_start, addr + kaslr);
+	assert_true(loc.line > 0);
+	hm_code_close(c);
+	globfree(&g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kallsyms_fixture_resolves_function_and_offset),
+		cmocka_unit_test(test_kallsyms_moved_by_recorded_kernel_map),
+		cmocka_unit_test(test_kallsyms_zero_addresses_hint_kptr_restrict),
+		cmocka_unit_test(test_open_rejects_missing_or_non_elf_vmlinux),
+		cmocka_unit_test(test_real_kallsyms_resolves_do_sys_openat2),
+		cmocka_unit_test(test_vmlinux_resolves_kernel_line),
+	};
+
+	return cmocka_run_group_tests(tests, make_dir, remove_prog);
+}

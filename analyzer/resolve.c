@@ -27,6 +27,7 @@ struct hm_resolver {
 	struct hm_hash by_name;
 	struct hm_hash noaddr;		/* function -> struct hm_func_count */
 	const char *osrelease;		/* the recording's kernel release, or NULL */
+	const char *kernel_btf;		/* the option, or NULL */
 	int kernel_set;			/* hm_data_set_kernel done */
 	struct dent **dslots;		/* decode cache, open addressing */
 	size_t dcap, dlen;
@@ -61,7 +62,10 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	co.sysroot = o->sysroot;
 	co.buildid_dir = o->buildid_dir;
 	co.kernel_release = o->osrelease;
+	co.kcore = o->kcore;
+	co.kallsyms = o->kallsyms;
 	r->osrelease = o->osrelease ? hm_arena_strdup(&r->names, o->osrelease) : NULL;
+	r->kernel_btf = o->kernel_btf ? hm_arena_strdup(&r->names, o->kernel_btf) : NULL;
 	if (hm_code_open(&co, &r->code, err) || hm_decode_open(&r->dec, err) ||
 	    hm_data_open(&r->data, err)) {
 		hm_resolver_close(r);
@@ -340,20 +344,27 @@ static const char *type_field(struct hm_resolver *r, const struct hm_access *a)
 	return name;
 }
 
-/* The kernel's image and types for data, found once: the vmlinux code is read from, and
- * /sys/kernel/btf/vmlinux only when this machine runs the recorded release. */
+/* The kernel's code and types for data, found once: the vmlinux code is read from, or
+ * else the running kernel's memory (kcore); /sys/kernel/btf/vmlinux only when this
+ * machine runs the recorded release, which kcore implies. */
 static void kernel_setup(struct hm_resolver *r)
 {
 	struct hm_data_kernel k = {0};
+	struct hm_code_kernel img;
 	struct utsname u;
-	int64_t bias;
+	int running;
 
 	r->kernel_set = 1;
-	if (hm_code_kernel_image(r->code, &k.vmlinux, &bias, &k.why) == 0) {
-		k.bias = (uint64_t)bias;
-		if (r->osrelease && uname(&u) == 0 && !strcmp(u.release, r->osrelease))
-			k.btf = "/sys/kernel/btf/vmlinux";
+	running = r->osrelease && uname(&u) == 0 && !strcmp(u.release, r->osrelease);
+	if (hm_code_kernel_image(r->code, &img) == 0) {
+		k.vmlinux = img.vmlinux;
+		k.bias = (uint64_t)img.bias;
+		k.kcore = img.kcore;
+		k.code = img.kcore ? r->code : NULL;
+		k.btf = r->kernel_btf ? r->kernel_btf
+			: running || img.kcore ? "/sys/kernel/btf/vmlinux" : NULL;
 	}
+	k.why = img.why;
 	hm_data_set_kernel(r->data, &k);
 }
 

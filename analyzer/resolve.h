@@ -14,6 +14,11 @@ struct hm_resolve_opts {
 	const char *sysroot;
 	const char *buildid_dir;
 	const char *osrelease;		/* the recording's, for finding its vmlinux */
+	const char *kcore;		/* kernel code bytes without a vmlinux: NULL /proc/kcore
+					 * when the recorded kernel runs here; "" none */
+	const char *kallsyms;		/* NULL: /proc/kallsyms */
+	const char *kernel_btf;		/* raw BTF of the recorded kernel; NULL:
+					 * /sys/kernel/btf/vmlinux when it runs here */
 };
 
 /* Why a sample has no data address, for --stats. */
@@ -25,7 +30,7 @@ struct hm_resolve_stats {
 	uint64_t no_regs;		/* a register the address needs was not sampled */
 	uint64_t watch_no_insn;		/* no instruction ends at a watchpoint's trap ip */
 	uint64_t kernel;		/* samples in the kernel */
-	uint64_t kernel_no_code;	/* of those, code bytes unreadable (no vmlinux) */
+	uint64_t kernel_no_code;	/* of those, code bytes unreadable (no vmlinux, no kcore) */
 	uint64_t kernel_named;		/* of those, data named (global to heap) */
 };
 

@@ -1,5 +1,6 @@
 /* hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap] [--type T] [--top N]
- *               [--line-size 64|128] [--json | --html FILE] [--stats] [--vmlinux F] ... */
+ *               [--line-size 64|128] [--json | --html FILE] [--stats] [--vmlinux F]
+ *               [--kcore F] ... */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +30,8 @@ static void report_usage(FILE *out)
 	fprintf(out,
 		"usage: hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap]\n"
 		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
-		"                     [--stats] [--vmlinux F] [--sysroot D] [--buildid-dir D]\n"
-		"                     [--window US] [--batch N]\n\n"
+		"                     [--stats] [--vmlinux F] [--kcore F] [--sysroot D]\n"
+		"                     [--buildid-dir D] [--window US] [--batch N]\n\n"
 		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
@@ -38,6 +39,10 @@ static void report_usage(FILE *out)
 		"  --type T       only accesses to objects of type T (or the global T)\n"
 		"  --html F       write a self-contained page with the hot types' heat maps\n"
 		"  --stats        how many samples got an address and an object, by method\n"
+		"  --vmlinux F    the recorded kernel's vmlinux (default: the -dbg package's)\n"
+		"  --kcore F      without a vmlinux, kernel code bytes from this core file of\n"
+		"                 the running kernel (default /proc/kcore, as root, when the\n"
+		"                 recorded kernel runs here); types from /sys/kernel/btf/vmlinux\n"
 		"  --window US    timer conflict window in microseconds (default 100)\n"
 		"  --batch N      accesses held in memory at once (default %d, about 160 MB):\n"
 		"                 memory is this plus per-line tables, whatever the file's size\n",
@@ -51,7 +56,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{"type", required_argument, NULL, 't'}, {"top", required_argument, NULL, 'n'},
 		{"line-size", required_argument, NULL, 'L'}, {"json", no_argument, NULL, 'j'},
 		{"html", required_argument, NULL, 'H'}, {"stats", no_argument, NULL, 's'},
-		{"vmlinux", required_argument, NULL, 'k'}, {"sysroot", required_argument, NULL, 'R'},
+		{"vmlinux", required_argument, NULL, 'k'}, {"kcore", required_argument, NULL, 'K'},
+		{"sysroot", required_argument, NULL, 'R'},
 		{"buildid-dir", required_argument, NULL, 'B'}, {"window", required_argument, NULL, 'w'},
 		{"batch", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
@@ -90,6 +96,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 'H': a->html = optarg; break;
 		case 's': a->stats = 1; break;
 		case 'k': a->ro.vmlinux = optarg; break;
+		case 'K': a->ro.kcore = optarg; break;
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;
 		case 'w': a->window_ns = strtoull(optarg, &end, 0) * 1000; if (*end) return -1; break;

@@ -61,6 +61,7 @@ int hm_code_open(const struct hm_code_opts *o, struct hm_code **out, struct hm_e
 	hm_hash_init(&c->build_ids);
 	hm_map64_init(&c->procs);
 	hm_map64_init(&c->k.cache);
+	hm_map64_init(&c->k.aliases);
 	c->vmlinux = opt_dup(&c->arena, o->vmlinux);
 	c->kallsyms = hm_arena_strdup(&c->arena, o->kallsyms ? o->kallsyms : "/proc/kallsyms");
 	c->kallsyms_default = !o->kallsyms;
@@ -68,6 +69,14 @@ int hm_code_open(const struct hm_code_opts *o, struct hm_code **out, struct hm_e
 	if (!c->release)
 		c->release = hm_arena_strdup(&c->arena, uname(&u) == 0 ? u.release : "unknown");
 	c->release_live = !o->kernel_release;
+	c->release_running = uname(&u) == 0 && !strcmp(c->release, u.release);
+	c->kcore = opt_dup(&c->arena, o->kcore);
+	/* A named core file is checked now: a bad one is the user's to fix at once. */
+	if (c->kcore && c->kcore[0] && (code_kcore_open(&c->k.kcore, c->kcore, err) != 0 ||
+					code_kcore_release(c, err) != 0)) {
+		hm_code_close(c);
+		return -1;
+	}
 	c->sysroot = o->sysroot && o->sysroot[0] ? hm_arena_strdup(&c->arena, o->sysroot) : NULL;
 	c->buildid_dir = opt_dup(&c->arena, o->buildid_dir);
 	/* dwfl's default is ":.debug:/usr/lib/debug": beside the file, in .debug/ beside it,

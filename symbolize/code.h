@@ -18,6 +18,10 @@ struct hm_code_opts {
 	const char *kernel_release; /* NULL: uname -r; give the recording's osrelease */
 	const char *sysroot;	/* prefix for recorded file names and /usr/lib/debug */
 	const char *buildid_dir; /* perf's build-id cache (~/.debug): DIR/.build-id/xx/yy../elf */
+	const char *kcore;	/* kernel code bytes when no vmlinux is found: an ELF core file
+				 * of the running kernel's memory, read at its runtime addresses.
+				 * NULL: /proc/kcore when the recorded kernel is the running one
+				 * (release, build-id); "": never */
 };
 
 enum hm_code_flags {
@@ -72,14 +76,25 @@ int hm_code_add_build_id(struct hm_code *c, const char *filename, const uint8_t 
  * long as c; the same ip yields the same pointers. */
 int hm_code_lookup(struct hm_code *c, uint32_t pid, uint64_t ip, int kernel,
 		   struct hm_code_loc *out);
-/* Copies up to len bytes of code at runtime address ip from the mapped file (vmlinux for
- * the kernel); returns the number of bytes copied, 0 when the bytes are not available. */
+/* Copies up to len bytes of code at runtime address ip from the mapped file (for the
+ * kernel: the vmlinux, else the kcore); returns the number of bytes copied, 0 when the
+ * bytes are not available. */
 size_t hm_code_read(struct hm_code *c, uint32_t pid, uint64_t ip, int kernel, uint8_t *buf,
 		    size_t len);
-/* The vmlinux that kernel code bytes come from (found as hm_code_lookup finds it) and
- * runtime address - its address (KASLR). Returns 0, or -1 with *why saying what is
- * missing (no vmlinux of the recorded kernel, or one of another build) and the fix. */
-int hm_code_kernel_image(struct hm_code *c, const char **path, int64_t *bias,
-			 const char **why);
+/* Every kallsyms name of the kernel function starting at func_start (a runtime address
+ * from hm_code_lookup): one code under several names (identical code folding, weak and
+ * strong), hm_code_loc.func's first. Returns how many; 0 when no symbol starts there. */
+size_t hm_code_kernel_names(struct hm_code *c, uint64_t func_start, const char *const **names);
+/* Where the kernel's code bytes come from (found as hm_code_lookup finds its vmlinux). */
+struct hm_code_kernel {
+	const char *vmlinux;	/* the recorded kernel's vmlinux (symbols, types), or NULL */
+	int64_t bias;		/* runtime address - vmlinux address (KASLR) */
+	const char *kcore;	/* without vmlinux: the core file hm_code_read reads at runtime
+				 * addresses; function extents from kallsyms (hm_code_lookup) */
+	const char *why;	/* neither: what is missing (no vmlinux of the recorded kernel,
+				 * one of another build, kcore unreadable) and the fix */
+};
+/* Returns 0 when out->vmlinux or out->kcore is set, else -1 with out->why. */
+int hm_code_kernel_image(struct hm_code *c, struct hm_code_kernel *out);
 
 #endif

@@ -70,14 +70,36 @@ struct code_ksym {
 	char type;
 };
 
+struct code_alias {		/* every name of one kernel address, the chosen first */
+	size_t n;
+	const char *names[];
+};
+
 struct code_kmod {		/* a module mapping from the recording */
 	uint64_t start, end;
 	const char *name;
 };
 
+struct code_kseg {		/* a PT_LOAD of a kernel core file */
+	uint64_t vaddr, offset, filesz;
+};
+
+struct code_kcore {		/* open when nr > 0 */
+	int fd;
+	struct code_kseg *segs;
+	size_t nr;
+	char release[65];	/* its VMCOREINFO note's OSRELEASE; "" if none */
+	uint8_t build_id[HM_BUILD_ID_MAX];	/* and BUILD-ID */
+	size_t build_id_size;
+};
+
 struct code_kernel {
 	int loaded;		/* vmlinux search done */
 	struct code_dso *vmlinux;
+	struct code_kcore kcore;	/* without a vmlinux: the running kernel's memory */
+	const char *kcore_path;	/* set when kcore serves code bytes */
+	const char *kcore_why;	/* why it does not */
+	int kcore_root;		/* /proc/kcore refused: root would read it */
 	int64_t kaslr;		/* runtime - vmlinux address */
 	int ksyms_loaded;
 	struct code_ksym *ksyms;
@@ -94,6 +116,7 @@ struct code_kernel {
 	struct code_kmod *mods;
 	size_t nr_mods, cap_mods;
 	struct hm_map64 cache;	/* ip -> struct hm_code_loc, kallsyms results */
+	struct hm_map64 aliases; /* kallsyms address + 1 -> struct code_alias, if several */
 	const char *hint;	/* for kallsyms-only results */
 	const char *skipped;	/* a vmlinux found but not of the recorded kernel */
 };
@@ -102,9 +125,10 @@ struct hm_code {
 	struct hm_arena arena;
 	Dwfl_Callbacks cb;
 	char *debuginfo_path;
-	const char *vmlinux, *kallsyms, *release, *sysroot, *buildid_dir;
+	const char *vmlinux, *kallsyms, *release, *sysroot, *buildid_dir, *kcore;
 	int kallsyms_default;		/* reading this machine's /proc/kallsyms */
 	int release_live;		/* release is this machine's (uname) */
+	int release_running;		/* release equals uname -r (given or not) */
 	struct hm_hash dso_keys;	/* "file" or "file\nbuild-id" -> struct code_dso */
 	struct code_dso *dsos;
 	struct hm_hash build_ids;	/* file -> struct code_bid */
@@ -152,7 +176,19 @@ int code_fetch(struct hm_code *c, const uint8_t *id, size_t size, int debuginfo,
 int code_debuginfod_enabled(void);
 void code_fetch_free(struct hm_code *c);
 
+/* code_kcore.c: an ELF core file of kernel memory (/proc/kcore). Open: 0, or a negative
+ * errno (-ENODEV: not a regular file; -EINVAL: not a sound core file) with err naming
+ * the file, the cause and the fix. Reads stop at the end of the segment holding addr; 0 outside every segment. */
+int code_kcore_open(struct code_kcore *k, const char *path, struct hm_err *err);
+size_t code_kcore_read(const struct code_kcore *k, uint64_t addr, uint8_t *buf, size_t len);
+void code_kcore_close(struct code_kcore *k);
+/* After the vmlinux search found none: sets k.kcore_path, or k.kcore_why. */
+void code_kcore_setup(struct hm_code *c);
+/* The named core file's VMCOREINFO release against the recording's: 0, or -1 with err. */
+int code_kcore_release(struct hm_code *c, struct hm_err *err);
+
 /* code_kernel.c */
+size_t code_live_build_id(uint8_t out[HM_BUILD_ID_MAX]);
 void code_kernel_add_map(struct hm_code *c, uint64_t start, uint64_t len, uint64_t pgoff,
 			 const char *filename, const uint8_t *id, size_t size);
 int code_kernel_lookup(struct hm_code *c, uint64_t ip, struct hm_code_loc *out);

@@ -74,9 +74,11 @@ void code_kernel_add_map(struct hm_code *c, uint64_t start, uint64_t len, uint64
 
 void code_kernel_free(struct hm_code *c)
 {
+	code_kcore_close(&c->k.kcore);
 	free(c->k.ksyms);
 	free(c->k.mods);
 	hm_map64_free(&c->k.cache);
+	hm_map64_free(&c->k.aliases);
 }
 
 static int ksym_rank(char type)
@@ -145,14 +147,28 @@ static int ksym_parse(struct hm_code *c, struct hm_hash *mods, char *line,
 	return 1;
 }
 
-static void ksyms_finish(struct code_kernel *k)
+/* Sorted, one symbol per address; the other names of an address (identical code
+ * folded into one, weak and strong) kept aside for hm_code_kernel_names. */
+static void ksyms_finish(struct hm_code *c, struct code_kernel *k)
 {
 	size_t out = 0;
 
 	hm_sort(k->ksyms, k->nr_ksyms, sizeof(*k->ksyms), ksym_cmp);
-	for (size_t i = 0; i < k->nr_ksyms; i++)
-		if (out == 0 || k->ksyms[i].addr != k->ksyms[out - 1].addr)
-			k->ksyms[out++] = k->ksyms[i];
+	for (size_t i = 0, j; i < k->nr_ksyms; i = j) {
+		struct code_alias *al;
+		size_t n = 0;
+
+		for (j = i + 1; j < k->nr_ksyms && k->ksyms[j].addr == k->ksyms[i].addr; j++)
+			n += k->ksyms[j].name != NULL;
+		k->ksyms[out++] = k->ksyms[i];
+		if (!n || !k->ksyms[i].name)
+			continue;
+		al = hm_arena_alloc(&c->arena, sizeof(*al) + (n + 1) * sizeof(al->names[0]));
+		for (size_t m = i; m < j; m++)
+			if (k->ksyms[m].name)
+				al->names[al->n++] = k->ksyms[m].name;
+		hm_map64_put(&k->aliases, k->ksyms[i].addr + 1, al);
+	}
 	for (size_t i = 0; i < out; i++)	/* the last one: a page, for want of better */
 		k->ksyms[i].end = i + 1 < out ? k->ksyms[i + 1].addr : k->ksyms[i].addr + 4096;
 	k->nr_ksyms = out;
@@ -213,11 +229,11 @@ static void ksyms_load(struct hm_code *c)
 	 * the difference of the two _text addresses. */
 	if (k->has_ref && ref)
 		k->ksyms_shift = (int64_t)(k->ref_addr - ref);
-	ksyms_finish(k);
+	ksyms_finish(c, k);
 }
 
-/* The running kernel's build-id, from its ELF notes. */
-static void live_build_id(struct code_kernel *k)
+/* The running kernel's build-id, from its ELF notes; 0 when unreadable. */
+size_t code_live_build_id(uint8_t out[HM_BUILD_ID_MAX])
 {
 	uint8_t buf[4096];
 	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
@@ -228,7 +244,7 @@ static void live_build_id(struct code_kernel *k)
 		close(fd);
 	while (n > 0 && off + 12 <= (size_t)n) {
 		uint32_t nh[3];
-		size_t name, desc, next;
+		size_t name, desc, next, size;
 
 		memcpy(nh, buf + off, sizeof(nh));
 		name = off + 12;
@@ -238,12 +254,13 @@ static void live_build_id(struct code_kernel *k)
 			break;
 		if (nh[2] == NT_GNU_BUILD_ID && nh[0] == 4 && memcmp(buf + name, "GNU", 4) == 0 &&
 		    nh[1] > 0) {
-			k->build_id_size = nh[1] > HM_BUILD_ID_MAX ? HM_BUILD_ID_MAX : nh[1];
-			memcpy(k->build_id, buf + desc, k->build_id_size);
-			return;
+			size = nh[1] > HM_BUILD_ID_MAX ? HM_BUILD_ID_MAX : nh[1];
+			memcpy(out, buf + desc, size);
+			return size;
 		}
 		off = next;
 	}
+	return 0;
 }
 
 static struct code_dso *kernel_dso(struct hm_code *c)
@@ -372,9 +389,11 @@ static void kernel_load(struct hm_code *c)
 	if (!k->ref_name)
 		k->ref_name = "_text";
 	if (!k->build_id_size && c->release_live && c->kallsyms_default)
-		live_build_id(k);
+		k->build_id_size = code_live_build_id(k->build_id);
 	vmlinux_find(c, &skipped);
 	k->skipped = skipped;
+	if (!k->vmlinux)
+		code_kcore_setup(c);
 	if (k->vmlinux) {
 		kaslr_find(c);
 		k->hint = "function name only, from kallsyms: hitmap does not read kernel module "
@@ -495,36 +514,66 @@ size_t code_kernel_read(struct hm_code *c, uint64_t ip, uint8_t *buf, size_t len
 
 	if (!k->loaded)
 		kernel_load(c);
+	if (k->kcore_path) {
+		/* kcore is of kallsyms' boot: move the recorded address there. */
+		if (!k->ksyms_loaded)
+			ksyms_load(c);
+		return code_kcore_read(&k->kcore, ip - (uint64_t)k->ksyms_shift, buf, len);
+	}
 	vaddr = ip - (uint64_t)k->kaslr;
 	if (!k->vmlinux || !in_vmlinux(k->vmlinux, vaddr))
 		return 0;
 	return code_dso_read_vaddr(k->vmlinux, vaddr, buf, len);
 }
 
-int hm_code_kernel_image(struct hm_code *c, const char **path, int64_t *bias, const char **why)
+size_t hm_code_kernel_names(struct hm_code *c, uint64_t func_start, const char *const **names)
+{
+	struct code_kernel *k = &c->k;
+	uint64_t addr = func_start - (uint64_t)k->ksyms_shift;
+	const struct code_ksym *s;
+	const struct code_alias *al;
+
+	if (!k->ksyms_loaded)
+		ksyms_load(c);
+	if (!(s = ksym_find(k, addr)) || s->addr != addr)
+		return 0;
+	if ((al = hm_map64_get(&k->aliases, addr + 1))) {
+		*names = al->names;
+		return al->n;
+	}
+	*names = &s->name;
+	return 1;
+}
+
+int hm_code_kernel_image(struct hm_code *c, struct hm_code_kernel *out)
 {
 	struct code_kernel *k = &c->k;
 
 	if (!k->loaded)
 		kernel_load(c);
-	*path = NULL;
-	*bias = 0;
-	*why = NULL;
+	memset(out, 0, sizeof(*out));
 	if (k->vmlinux && !(k->vmlinux->flags & HM_CODE_BUILDID_MISMATCH)) {
-		*path = k->vmlinux->path;
-		*bias = k->kaslr;
+		out->vmlinux = k->vmlinux->path;
+		out->bias = k->kaslr;
+		return 0;
+	}
+	if (k->kcore_path) {
+		out->kcore = k->kcore_path;
 		return 0;
 	}
 	if (k->vmlinux)
-		*why = hm_arena_printf(&c->arena, "kernel data not named: %s", k->vmlinux->hint);
+		out->why = hm_arena_printf(&c->arena, "kernel data not named: %s",
+					   k->vmlinux->hint);
 	else
-		*why = hm_arena_printf(
-			&c->arena, "kernel code bytes unavailable (no vmlinux of %s%s%s%s), so "
+		out->why = hm_arena_printf(
+			&c->arena, "kernel code bytes unavailable (no vmlinux of %s%s%s%s; %s), so "
 			"kernel memory accesses are not decoded (BTF alone has the types, not the "
-			"code): install linux-image-%s-dbg "
+			"code): %sinstall linux-image-%s-dbg "
 			"(Ubuntu: -dbgsym) and pass --vmlinux /usr/lib/debug/boot/vmlinux-%s",
 			c->release, c->vmlinux && !c->vmlinux[0] ? ": --vmlinux '' asks for "
-			"kallsyms only" : " found", k->skipped ? "; not this build: " : "",
-			k->skipped ? k->skipped : "", c->release, c->release);
+			"none" : " found", k->skipped ? "; not this build: " : "",
+			k->skipped ? k->skipped : "", k->kcore_why,
+			k->kcore_root ? "run as root (and without kernel lockdown) to read "
+			"/proc/kcore, or " : "", c->release, c->release);
 	return -1;
 }

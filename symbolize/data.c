@@ -165,7 +165,7 @@ static int is_file(const char *name)
 	       strncmp(name, "/memfd:", 7) && !strstr(name, " (deleted)");
 }
 
-static struct data_mod *mod_get(struct hm_data *d, const char *path)
+struct data_mod *data_mod_get(struct hm_data *d, const char *path)
 {
 	struct data_mod *m = hm_hash_get(&d->mods, path);
 
@@ -209,12 +209,14 @@ int hm_data_set_kernel(struct hm_data *d, const struct hm_data_kernel *k)
 	if (!d || !k || d->kernel_set)
 		return -1;
 	d->kernel_set = 1;
+	if (!k->vmlinux && k->kcore && k->code)
+		return data_kernel_kcore(d, k);
 	if (!k->vmlinux) {
 		d->kernel_hint = data_intern(d, k->why ? k->why : "kernel code bytes unavailable: "
 					     "pass the recorded kernel's vmlinux with --vmlinux");
 		return -1;
 	}
-	m = mod_get(d, k->vmlinux);
+	m = data_mod_get(d, k->vmlinux);
 	m->kernel = 1;
 	m->btf_alt = k->btf ? hm_arena_strdup(&d->arena, k->btf) : NULL;
 	if ((!m->phdrs_done && data_mod_phdrs(m) != 0) || !m->usable) {
@@ -259,7 +261,7 @@ int hm_data_add_map(struct hm_data *d, uint32_t pid, uint64_t start, uint64_t le
 	p = data_proc_get(d, pid, 1);
 	nm.name = data_intern(d, filename);
 	if (is_file(filename))
-		nm.mod = mod_get(d, filename);
+		nm.mod = data_mod_get(d, filename);
 	/* Worst case every old mapping splits around the new one. */
 	if (!(v = malloc((2 * p->nr_maps + 1) * sizeof(*v))))
 		abort();

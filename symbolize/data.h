@@ -27,15 +27,23 @@ void hm_data_close(struct hm_data *d);
 int hm_data_add_map(struct hm_data *d, uint32_t pid, uint64_t start, uint64_t len,
 		    uint64_t pgoff, const char *filename);
 
+struct hm_code;
+
 /* The recorded kernel, for queries with kernel set. Its code bytes and function symbols
- * come from vmlinux; types from its DWARF, else its .BTF section, else btf. */
+ * come from vmlinux; types from its DWARF, else its .BTF section, else btf. Without a
+ * vmlinux, from the running kernel: code bytes of kcore and function extents from
+ * kallsyms, both through code (hm_code_read, hm_code_lookup), types from btf only. */
 struct hm_data_kernel {
 	const char *vmlinux;		/* the recorded kernel's ELF image; NULL when there is
 					 * none (kernel data are then unknown, with why) */
 	uint64_t bias;			/* runtime address - vmlinux address (KASLR) */
 	const char *btf;		/* raw BTF of the same kernel (/sys/kernel/btf/vmlinux
 					 * when the recording is of the running kernel), or NULL */
-	const char *why;		/* without vmlinux: why, and what would fix it */
+	const char *why;		/* without vmlinux or kcore: why, and what would fix it */
+	const char *kcore;		/* without vmlinux: the core file code reads (named in
+					 * results as their module), or NULL */
+	struct hm_code *code;		/* with kcore: reads it at runtime addresses; must
+					 * outlive d's queries */
 };
 
 /* Sets the kernel (once, before its first query) and opens its types. Returns 0 when

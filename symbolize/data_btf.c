@@ -83,6 +83,10 @@ void data_btf_frame(struct hm_ti *ti, struct hm_ti_frame *f, uint64_t pc)
 {
 	size_t lo = 0, hi, first;
 
+	if (ti->has_code) {
+		data_code_frame(ti, f, pc);
+		return;
+	}
 	if (!ti->fsyms_done)
 		index_fsyms(ti);
 	hi = ti->nr_fsyms;

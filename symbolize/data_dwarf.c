@@ -78,6 +78,7 @@ void hm_ti_close(struct hm_ti *ti)
 	hm_map64_free(&ti->types);
 	hm_map64_free(&ti->frames);
 	hm_map64_free(&ti->funcs);
+	hm_map64_free(&ti->chunks);
 	data_frame_free(ti);
 	data_btf_free(ti);
 	free(ti->secs);
@@ -96,6 +97,8 @@ struct hm_arena *hm_ti_arena(struct hm_ti *ti) { return &ti->arena; }
 
 const uint8_t *hm_ti_bytes(struct hm_ti *ti, uint64_t vaddr, size_t *avail)
 {
+	if (ti->has_code)
+		return data_code_bytes(ti, vaddr, avail);
 	for (size_t i = 0; i < ti->nr_secs; i++) {
 		const struct ti_sec *s = &ti->secs[i];
 

@@ -40,6 +40,9 @@ struct hm_ti {
 	int fsyms_done;
 	struct ti_sec *secs;
 	size_t nr_secs;
+	struct hm_ti_code code;		/* hm_ti_open_code: bytes and functions from code */
+	int has_code;
+	struct hm_map64 chunks;		/* its bytes read so far: start + 1 -> struct ti_sec */
 	struct hm_ti_static *statics, *tls_statics;
 	size_t nr_statics, nr_tls_statics;
 	int statics_done;
@@ -54,6 +57,12 @@ void data_btf_frame(struct hm_ti *ti, struct hm_ti_frame *f, uint64_t pc);
 const struct hm_type *data_btf_entry_param(struct hm_ti *ti, const struct hm_ti_frame *f,
 					   int reg, uint32_t *idx);
 void data_btf_free(struct hm_ti *ti);
+
+/* data_kcore.c: an hm_ti over hm_ti_code - bytes at vaddr (hm_ti_bytes), the function
+ * holding pc (data_btf_frame); and the kernel set from kcore and BTF, without vmlinux. */
+const uint8_t *data_code_bytes(struct hm_ti *ti, uint64_t vaddr, size_t *avail);
+void data_code_frame(struct hm_ti *ti, struct hm_ti_frame *f, uint64_t pc);
+int data_kernel_kcore(struct hm_data *d, const struct hm_data_kernel *k);
 
 /* ---- Files a recording mapped (data.c, data_globals.c) ---- */
 
@@ -138,6 +147,8 @@ int data_image_holds(const struct data_image *img, uint64_t addr);
 /* The process's executable (its TLS block ends at the thread pointer); code first. */
 const struct data_image *data_exec_image(struct data_proc *p, const struct data_image *code);
 const char *data_intern(struct hm_data *d, const char *s);
+/* The module of the file at path, made on first use (not opened). */
+struct data_mod *data_mod_get(struct hm_data *d, const char *path);
 /* Opens the module's DWARF, layout and symbols on first use. */
 void data_mod_open(struct hm_data *d, struct data_mod *m);
 /* The label of a type for object names: "struct item", "mbstate_t" (a typedef of an

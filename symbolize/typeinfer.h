@@ -21,6 +21,21 @@ struct hm_decoder;
  * ELF without DWARF opens too: code bytes and symbols still work. lay is the layout of
  * the same file (named aggregates come from it) or NULL. */
 int hm_ti_open(const char *path, struct hm_layout *lay, struct hm_ti **out, struct hm_err *err);
+/* Code that is no ELF file (the running kernel's, through /proc/kcore and kallsyms):
+ * bytes and function extents at its runtime addresses, asked of the caller. */
+struct hm_ti_code {
+	void *ctx;
+	/* Up to len bytes at addr; the number copied, 0 when none are readable. */
+	size_t (*read)(void *ctx, uint64_t addr, uint8_t *buf, size_t len);
+	/* The function holding addr: 0 with [lo, hi) and its names (aliases of one code,
+	 * the preferred first), or -1. */
+	int (*func)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi,
+		    const char *const **names, size_t *nr_names);
+};
+/* An hm_ti over such code: no DWARF, no symbols; lay (BTF) types the registers at
+ * function entry as for an ELF file without DWARF. */
+int hm_ti_open_code(const struct hm_ti_code *code, struct hm_layout *lay, struct hm_ti **out,
+		    struct hm_err *err);
 void hm_ti_close(struct hm_ti *ti);
 int hm_ti_has_dwarf(const struct hm_ti *ti);
 /* No DWARF, but lay (hm_ti_open's) is BTF: frames are ELF function symbols and

@@ -61,7 +61,8 @@ check btf "$T/objects.btf" 0.95 0.90
 check nobtf "$T/objects.nobtf" 0 0
 
 # Kernel samples: typed through the recorded kernel's vmlinux (DWARF or .BTF, or
-# /sys/kernel/btf/vmlinux on this kernel); without one, --stats says why and the fix.
+# /sys/kernel/btf/vmlinux on this kernel), or without one through /proc/kcore's code and
+# /sys/kernel/btf/vmlinux; with neither, --stats says why and the fix.
 if [ "$(id -u)" = 0 ] && [ -r /proc/kallsyms ]; then
 	"$H" record -c timer -k -a -o "$T/k.data" -- sh -c 'for i in 1 2; do find /usr/share -type f >/dev/null; done' \
 		>/dev/null 2>"$T/err"
@@ -71,6 +72,10 @@ if [ "$(id -u)" = 0 ] && [ -r /proc/kallsyms ]; then
 		grep -q 'data named: [1-9]' <<<"$line" &&
 			echo "ok kernel data typed through the vmlinux ($line)" ||
 			{ echo "not ok kernel data typed through the vmlinux"; tail -20 "$T/k.txt"; }
+	elif head -c 4 /proc/kcore 2>/dev/null | grep -q ELF && [ -r /sys/kernel/btf/vmlinux ]; then
+		grep -q 'data named: [1-9]' <<<"$line" &&
+			echo "ok kernel data typed through /proc/kcore and BTF ($line)" ||
+			{ echo "not ok kernel data typed through /proc/kcore and BTF"; tail -20 "$T/k.txt"; }
 	elif [ -n "$line" ] && grep -A1 '^kernel samples:' "$T/k.txt" | grep -q -- '--vmlinux'; then
 		echo "ok kernel data: --stats says why they are not typed ($line)"
 	else

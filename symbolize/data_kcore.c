@@ -1,0 +1,129 @@
+/* The running kernel without a vmlinux: its code bytes come from /proc/kcore and its
+ * function extents from kallsyms (both through struct hm_code), its types from raw BTF
+ * (/sys/kernel/btf/vmlinux). An hm_ti over such code has no DWARF and no symbol table:
+ * the backward walk of typeinfer.c reaches a function's entry and data_btf.c types the
+ * argument registers there, as for an ELF file without DWARF. Bytes are read once per
+ * function and kept. */
+#include "symbolize/data_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "symbolize/code.h"
+
+#define CODE_MAX_FUNC (1u << 16)	/* bytes of one function read: typeinfer.c decodes
+					 * no more */
+#define CODE_PEEK 64			/* outside known functions: one instruction's worth */
+
+int hm_ti_open_code(const struct hm_ti_code *code, struct hm_layout *lay, struct hm_ti **out,
+		    struct hm_err *err)
+{
+	struct hm_ti *ti = calloc(1, sizeof(*ti));
+
+	*out = NULL;
+	if (!ti)
+		return hm_err_set(err, HM_EXIT_ENV, "out of memory opening kernel code");
+	hm_arena_init(&ti->arena);
+	hm_map64_init(&ti->types);
+	hm_map64_init(&ti->frames);
+	hm_map64_init(&ti->funcs);
+	hm_map64_init(&ti->chunks);
+	ti->lay = lay;
+	ti->code = *code;
+	ti->has_code = 1;
+	*out = ti;
+	return 0;
+}
+
+const uint8_t *data_code_bytes(struct hm_ti *ti, uint64_t vaddr, size_t *avail)
+{
+	uint64_t lo = vaddr, flo, fhi;
+	size_t want = CODE_PEEK, nr;
+	const char *const *names;
+	struct ti_sec *s;
+
+	*avail = 0;
+	if (vaddr > UINT64_MAX - CODE_PEEK)
+		return NULL;
+	if (ti->code.func(ti->code.ctx, vaddr, &flo, &fhi, &names, &nr) == 0 && flo <= vaddr &&
+	    vaddr < fhi && vaddr - flo < CODE_MAX_FUNC) {
+		lo = flo;
+		want = fhi - flo < CODE_MAX_FUNC ? (size_t)(fhi - flo) : CODE_MAX_FUNC;
+	}
+	if (!(s = hm_map64_get(&ti->chunks, lo + 1))) {
+		s = hm_arena_alloc(&ti->arena, sizeof(*s));
+		s->addr = lo;
+		s->bytes = hm_arena_alloc(&ti->arena, want);
+		s->size = ti->code.read(ti->code.ctx, lo, (uint8_t *)s->bytes, want);
+		hm_map64_put(&ti->chunks, lo + 1, s);
+	}
+	if (vaddr - s->addr >= s->size)
+		return NULL;
+	*avail = (size_t)(s->size - (vaddr - s->addr));
+	return s->bytes + (vaddr - s->addr);
+}
+
+/* Of the names of one code, the one BTF describes (as data_btf.c picks among aliases). */
+void data_code_frame(struct hm_ti *ti, struct hm_ti_frame *f, uint64_t pc)
+{
+	const char *const *names;
+	uint64_t lo, hi;
+	size_t nr;
+
+	if (ti->code.func(ti->code.ctx, pc, &lo, &hi, &names, &nr) != 0 || !nr)
+		return;
+	f->func = names[0];
+	f->lo = lo;
+	f->hi = hi;
+	for (size_t i = 0; i < nr && ti->lay; i++)
+		if (hm_layout_func_type(ti->lay, names[i])) {
+			f->func = names[i];
+			break;
+		}
+}
+
+static size_t kcore_read(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
+{
+	return hm_code_read(ctx, 0, addr, 1, buf, len);
+}
+
+/* Functions of the kernel image only: a module's are not in vmlinux's BTF, and one of
+ * the same name there would be another function. */
+static int kcore_func(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi,
+		      const char *const **names, size_t *nr)
+{
+	struct hm_code_loc loc;
+
+	if (hm_code_lookup(ctx, 0, addr, 1, &loc) != 0 || !loc.func || !loc.func_size ||
+	    !loc.module || strcmp(loc.module, "[kernel.kallsyms]") ||
+	    !(*nr = hm_code_kernel_names(ctx, loc.func_start, names)))
+		return -1;
+	*lo = loc.func_start;
+	*hi = loc.func_start + loc.func_size;
+	return 0;
+}
+
+int data_kernel_kcore(struct hm_data *d, const struct hm_data_kernel *k)
+{
+	struct hm_ti_code code = {k->code, kcore_read, kcore_func};
+	struct data_mod *m = data_mod_get(d, k->kcore);
+	struct hm_err err = {0};
+
+	m->kernel = 1;
+	/* No segments: kallsyms gives no sizes, so globals are not named from it. */
+	m->phdrs_done = m->usable = m->opened = 1;
+	if (!k->btf || hm_layout_open_btf(k->btf, &m->lay, &err) != 0) {
+		m->lay = NULL;
+		d->kernel_hint = hm_arena_printf(
+			&d->arena, "kernel code from %s, but no kernel types (%s): kernel data are "
+			"not typed; install the recorded kernel's linux-image-RELEASE-dbg and pass "
+			"--vmlinux, or run a kernel with CONFIG_DEBUG_INFO_BTF", k->kcore,
+			k->btf ? err.msg : "no BTF of the recorded kernel");
+		return -1;
+	}
+	if (hm_ti_open_code(&code, m->lay, &m->ti, &err) != 0) {
+		d->kernel_hint = hm_arena_strdup(&d->arena, err.msg);
+		return -1;
+	}
+	d->kimg = (struct data_image){0, UINT64_MAX, 0, m};
+	return 0;
+}

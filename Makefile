@@ -14,6 +14,9 @@ TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# Tools the e2e tests run (tests/tools/*.c), linked against the library without cmocka.
+TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 LIB       := $(BUILD)/libhitmap.a
 BIN       ?= hitmap
 
@@ -36,7 +39,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(HM_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LIB) $(HM_LIBS) $(LDLIBS) -lcmocka
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_BINS:=.d)
+$(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(HM_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LIB) $(HM_LIBS) $(LDLIBS)
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_BINS:=.d) $(TOOL_BINS:=.d)
 
 # Installs what the build and the tests need on a fresh Debian 12 machine, only when missing.
 DEB_PKGS := build-essential pkg-config libdw-dev libelf-dev libcapstone-dev libpfm4-dev \
@@ -53,12 +60,12 @@ deps:
 examples:
 	$(MAKE) -C examples
 
-test: $(BIN) $(TEST_BINS) examples
+test: $(BIN) $(TEST_BINS) $(TOOL_BINS) examples
 	@BUILD=$(BUILD) HITMAP=./$(BIN) tests/run.sh
 
 # The whole suite, then again under ASan+UBSan; one closing line for both.
 check: deps
-	@$(MAKE) --no-print-directory all $(TEST_BINS) examples >/dev/null
+	@$(MAKE) --no-print-directory all $(TEST_BINS) $(TOOL_BINS) examples >/dev/null
 	@$(MAKE) --no-print-directory asan-build >/dev/null
 	@rm -f $(BUILD)/results.normal $(BUILD)/results.asan
 	@BUILD=$(BUILD) HITMAP=./$(BIN) HM_RESULTS=$(BUILD)/results.normal tests/run.sh || true
@@ -70,7 +77,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 asan-build:
 	@$(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/hitmap CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" build-asan/hitmap \
-		$(TEST_SRCS:tests/unit/%.c=build-asan/tests/%)
+		$(TEST_SRCS:tests/unit/%.c=build-asan/tests/%) $(TOOL_SRCS:tests/tools/%.c=build-asan/tests/tools/%)
 
 asan: deps asan-build examples
 	@BUILD=build-asan HITMAP=./build-asan/hitmap HM_SUITE=asan tests/run.sh

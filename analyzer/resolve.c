@@ -282,9 +282,49 @@ static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_
 	return op;
 }
 
+/* Registers sampled after the instruction ran (a watchpoint trap, a PEBS record) minus
+ * those it wrote, repacked as perf packs them (one value per mask bit, lowest first);
+ * returns the new mask. */
+static uint64_t regs_before(const struct hm_perf_regs *regs, uint32_t written, uint64_t *out)
+{
+	uint64_t mask = 0;
+	size_t k = 0, n = 0;
+
+	for (int b = 0; b < 64; b++) {
+		if (!(regs->mask >> b & 1))
+			continue;
+		if (!(b < 32 && written >> b & 1)) {
+			out[n++] = regs->regs[k];
+			mask |= 1ull << b;
+		}
+		k++;
+	}
+	return mask;
+}
+
+/* A watch sample's address is the breakpoint's (bp_addr), the start of the watched
+ * range. The access may be further in (--watch ADDR/8 over a 4-byte field at +4): its
+ * exact address comes from the trap's registers when the access kept its base and index,
+ * and is taken when it overlaps the range. */
+static void watch_addr(const struct hm_perf_event *ev, struct hm_access *a,
+		       const struct hm_insn *in, const struct hm_memop *op)
+{
+	const struct hm_perf_regs *regs = a->s.kernel ? &ev->sample.regs_intr
+						       : &ev->sample.regs_user;
+	uint64_t ea, bp = a->s.addr, len = ev->attr ? ev->attr->attr.bp_len : 0;
+	int needs_seg = 0;
+
+	if (!regs->abi || !len || (op->base >= 0 && (in->regs_written >> op->base & 1)) ||
+	    (op->index >= 0 && (in->regs_written >> op->index & 1)) ||
+	    hm_decode_ea(in, op, regs->mask, regs->regs, 0, 0, &ea, &needs_seg) || needs_seg)
+		return;
+	if (ea < bp + len && bp < ea + (op->size ? op->size : 1))
+		a->s.addr = ea;
+}
+
 /* Watch: the trap ip follows the access; decode the function up to it. */
-static const struct hm_memop *watch_site(struct hm_resolver *r, struct hm_access *a,
-					 struct hm_insn *in)
+static const struct hm_memop *watch_site(struct hm_resolver *r, const struct hm_perf_event *ev,
+					 struct hm_access *a, struct hm_insn *in)
 {
 	const struct hm_memop *op;
 
@@ -293,8 +333,12 @@ static const struct hm_memop *watch_site(struct hm_resolver *r, struct hm_access
 		return NULL;
 	}
 	a->s.ip = in->addr;	/* name the accessing instruction, not the next one */
-	if ((op = data_operand(in)))
-		apply_operand(a, in, op);
+	if (!(op = data_operand(in))) {
+		r->st.not_memory++;	/* the trap follows no access: bad ip or bad data */
+		return NULL;
+	}
+	apply_operand(a, in, op);
+	watch_addr(ev, a, in, op);
 	return op;
 }
 
@@ -380,6 +424,14 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 		.kernel = a->s.kernel,
 	};
 	struct hm_data_obj obj;
+	uint64_t before[64];
+
+	/* A trap's or a PEBS record's registers are those after the access: the ones it
+	 * wrote no longer hold what typed its address (mov rax, [rax + 8]). */
+	if (a->s.source != HM_SRC_TIMER && op && q.regs_mask) {
+		q.regs_mask = regs_before(regs, in->regs_written, before);
+		q.regs = before;
+	}
 
 	if (hm_data_resolve(r->data, &q, &obj))
 		return;
@@ -418,7 +470,7 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 	if (src == HM_SRC_TIMER) {
 		op = timer_addr(r, ev, out, &in);
 	} else if (src == HM_SRC_WATCH) {
-		op = watch_site(r, out, &in);
+		op = watch_site(r, ev, out, &in);
 	} else if (decode_at(r, &out->s, &in) == 0 && (op = data_operand(&in))) {
 		uint8_t pmu_op = out->s.op;
 

@@ -24,21 +24,22 @@ static int cmp_map_time(const void *x, const void *y)
 /* perf writes each CPU's ring in turn, so a sample can come before the MMAP record of its
  * code in file order (perf sorts by time as it reads). The address spaces are therefore
  * built in a first pass, in time order, before any sample is resolved. */
-static int track_maps(const char *path, struct hm_resolver *r)
+int hm_recording_maps(const char *path, void (*fn)(const struct hm_perf_event *ev, void *arg),
+		      void *arg, struct hm_err *err)
 {
 	struct hm_perfdata *pd;
 	struct hm_perf_event ev;
-	struct hm_err err = {0};
 	struct map_rec *v = NULL;
 	size_t n = 0, cap = 0;
+	int rc;
 
-	if (hm_perfdata_open(path, &pd, &err))
+	if (hm_perfdata_open(path, &pd, err))
 		return -1;
-	while (hm_perfdata_next(pd, &ev, &err) > 0) {
+	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0) {
 		if (ev.type != PERF_RECORD_MMAP && ev.type != PERF_RECORD_MMAP2)
 			continue;
 		if (n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v))))
-			abort();
+			abort();	/* as the arena does */
 		v[n].ev = ev;
 		v[n].ev.mmap.filename = strdup(ev.mmap.filename ? ev.mmap.filename : "");
 		v[n].time = ev.has_sid ? ev.sid.time : 0;
@@ -49,11 +50,16 @@ static int track_maps(const char *path, struct hm_resolver *r)
 	if (n)
 		hm_sort(v, n, sizeof(*v), cmp_map_time);
 	for (size_t i = 0; i < n; i++) {
-		hm_resolver_track(r, &v[i].ev);
+		fn(&v[i].ev, arg);
 		free((char *)v[i].ev.mmap.filename);
 	}
 	free(v);
-	return 0;
+	return rc < 0;
+}
+
+static void track_map(const struct hm_perf_event *ev, void *r)
+{
+	hm_resolver_track(r, ev);
 }
 
 /* --- streaming in time order ---
@@ -223,8 +229,8 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 		return -1;
 	}
 	hm_resolver_features(rec->resolver, hm_perfdata_features(rec->pd));
-	if (!stream && track_maps(path, rec->resolver))
-		stream = 1;
+	if (!stream && hm_recording_maps(path, track_map, rec->resolver, &(struct hm_err){0}) < 0)
+		stream = 1;	/* the sample pass reports what is wrong with the file */
 	if (read_samples(rec, stream, keep, ctx, err)) {
 		hm_recording_free(rec);
 		return -1;

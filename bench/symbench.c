@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyzer/load.h"
 #include "analyzer/resolve.h"
 #include "core/hash.h"
-#include "core/sort.h"
 
 #define BATCH 4096
 #define MAX_REGS 64
@@ -29,11 +29,6 @@ struct pass {
 	double wall, cpu;			/* seconds inside hm_resolver_sample */
 };
 
-struct map_rec {
-	struct hm_perf_event ev;
-	size_t seq;
-};
-
 static double now(clockid_t clk)
 {
 	struct timespec t;
@@ -42,50 +37,9 @@ static double now(clockid_t clk)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static uint64_t rec_time(const struct map_rec *m)
+static void track_map(const struct hm_perf_event *ev, void *r)
 {
-	return m->ev.has_sid ? m->ev.sid.time : 0;
-}
-
-static int cmp_map_time(const void *x, const void *y)
-{
-	const struct map_rec *a = x, *b = y;
-
-	if (rec_time(a) != rec_time(b))
-		return rec_time(a) < rec_time(b) ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* analyzer/load.c's first pass: MMAP records in time order, before any sample. */
-static int track_maps(const char *path, struct hm_resolver *r, struct hm_err *err)
-{
-	struct hm_perfdata *pd;
-	struct hm_perf_event ev;
-	struct map_rec *v = NULL;
-	size_t n = 0, cap = 0;
-	int rc;
-
-	if (hm_perfdata_open(path, &pd, err))
-		return -1;
-	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0) {
-		if (ev.type != PERF_RECORD_MMAP && ev.type != PERF_RECORD_MMAP2)
-			continue;
-		if (n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v))))
-			abort();
-		v[n].ev = ev;
-		v[n].ev.mmap.filename = strdup(ev.mmap.filename ? ev.mmap.filename : "");
-		v[n].seq = n;
-		n++;
-	}
-	hm_perfdata_close(pd);
-	if (n)
-		hm_sort(v, n, sizeof(*v), cmp_map_time);
-	for (size_t i = 0; i < n; i++) {
-		hm_resolver_track(r, &v[i].ev);
-		free((char *)v[i].ev.mmap.filename);
-	}
-	free(v);
-	return rc;
+	hm_resolver_track(r, ev);
 }
 
 static void copy_regs(struct hm_perf_regs *r, uint64_t *to)
@@ -173,7 +127,7 @@ static int open_resolver(const char *path, struct hm_resolver **r, struct hm_err
 	if (rc == 0)
 		hm_resolver_features(*r, hm_perfdata_features(pd));
 	hm_perfdata_close(pd);
-	return rc == 0 ? track_maps(path, *r, err) : -1;
+	return rc == 0 && hm_recording_maps(path, track_map, *r, err) >= 0 ? 0 : -1;
 }
 
 static void print_pass(const char *name, const struct pass *p)

@@ -23,28 +23,17 @@ static int cmp_fsym(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-static Elf_Scn *symtab_of(Elf *elf, Elf32_Word type)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while (elf && (scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == type && sh.sh_entsize)
-			return scn;
-	return NULL;
-}
-
 /* STT_FUNC symbols with a size, from .symtab, else .dynsym. */
 static void index_fsyms(struct hm_ti *ti)
 {
-	Elf_Scn *scn = symtab_of(ti->elf, SHT_SYMTAB);
+	Elf_Scn *scn = data_symtab_of(ti->elf, SHT_SYMTAB);
 	size_t cap = 0;
 	Elf_Data *data;
 	GElf_Shdr sh;
 
 	ti->fsyms_done = 1;
 	if (!scn)
-		scn = symtab_of(ti->elf, SHT_DYNSYM);
+		scn = data_symtab_of(ti->elf, SHT_DYNSYM);
 	if (!scn || !gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
 		return;
 	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {

@@ -52,7 +52,7 @@ out:
 	return m->usable ? 0 : -1;
 }
 
-static Elf_Scn *symtab_of(Elf *elf, Elf32_Word type)
+Elf_Scn *data_symtab_of(Elf *elf, Elf32_Word type)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -87,15 +87,15 @@ static void push_sym(struct data_sym **v, size_t *n, size_t *cap, struct data_sy
 void data_mod_syms(struct data_mod *m)
 {
 	Elf *elf = hm_ti_elf(m->ti), *dbg = hm_ti_debug_elf(m->ti);
-	Elf_Scn *scn = symtab_of(elf, SHT_SYMTAB);
+	Elf_Scn *scn = data_symtab_of(elf, SHT_SYMTAB);
 	size_t cap = 0, tcap = 0;
 	Elf_Data *data;
 	GElf_Shdr sh;
 
-	if (!scn && (scn = symtab_of(dbg, SHT_SYMTAB)))
+	if (!scn && (scn = data_symtab_of(dbg, SHT_SYMTAB)))
 		elf = dbg;
 	if (!scn)
-		scn = symtab_of(elf, SHT_DYNSYM);
+		scn = data_symtab_of(elf, SHT_DYNSYM);
 	if (!scn || !gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
 		return;
 	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
@@ -178,11 +178,10 @@ static void fill(struct hm_data *d, struct data_mod *m, enum hm_method method, c
 	out->hint = type ? NULL : m->hint;
 }
 
-int data_global(struct hm_data *d, const struct data_image *img, uint64_t addr,
-		struct hm_data_obj *out)
+/* The variable at file address va of m, named into out (base left to the caller). */
+static int global_at(struct hm_data *d, struct data_mod *m, uint64_t va, struct hm_data_obj *out)
 {
-	struct data_mod *m = img->mod;
-	uint64_t va = addr - img->bias, start;
+	uint64_t start;
 	const struct hm_type *type;
 	const char *name;
 
@@ -190,7 +189,17 @@ int data_global(struct hm_data *d, const struct data_image *img, uint64_t addr,
 	if (name_var(m, va, 0, &start, &name, &type) != 0)
 		return -1;
 	fill(d, m, HM_M_GLOBAL, name, type, va - start, out);
-	out->base = start + img->bias;
+	return 0;
+}
+
+int data_global(struct hm_data *d, const struct data_image *img, uint64_t addr,
+		struct hm_data_obj *out)
+{
+	uint64_t va = addr - img->bias;
+
+	if (global_at(d, img->mod, va, out))
+		return -1;
+	out->base = va - out->offset + img->bias;
 	return 0;
 }
 
@@ -200,15 +209,10 @@ int data_global(struct hm_data *d, const struct data_image *img, uint64_t addr,
 int data_percpu(struct hm_data *d, const struct data_image *kimg, uint64_t off, uint64_t addr,
 		struct hm_data_obj *out)
 {
-	struct data_mod *m = kimg->mod;
-	uint64_t va = m->percpu_zero ? off : off - kimg->bias, start;
-	const struct hm_type *type;
-	const char *name;
+	uint64_t va = kimg->mod->percpu_zero ? off : off - kimg->bias;
 
-	data_mod_open(d, m);
-	if (name_var(m, va, 0, &start, &name, &type) != 0)
+	if (global_at(d, kimg->mod, va, out))
 		return -1;
-	fill(d, m, HM_M_GLOBAL, name, type, va - start, out);
 	out->base = addr ? addr - out->offset : 0;
 	return 0;
 }

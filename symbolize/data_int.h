@@ -161,6 +161,8 @@ const char *data_field(struct hm_data *d, const char *prefix, const struct hm_ty
 		       uint64_t offset);
 
 /* data_globals.c */
+/* The module's first symbol table of type (SHT_SYMTAB, SHT_DYNSYM), or NULL. */
+Elf_Scn *data_symtab_of(Elf *elf, Elf32_Word type);
 int data_mod_phdrs(struct data_mod *m);
 void data_mod_syms(struct data_mod *m);
 /* Runtime addr in image img: global or static variable. */

@@ -140,24 +140,25 @@ const struct hm_type *hm_layout_find(struct hm_layout *lay, const char *name)
 	return t;
 }
 
-const struct hm_type *hm_layout_var_type(struct hm_layout *lay, const char *name)
+/* The type of the entry "kw name" (a VAR's type, a FUNC's prototype), or NULL. */
+static const struct hm_type *named_entry_type(struct hm_layout *lay, const char *kw, const char *name)
 {
 	char key[512];
 	struct hm_name_entry *e;
 
-	snprintf(key, sizeof(key), "var %s", name);
+	snprintf(key, sizeof(key), "%s %s", kw, name);
 	e = index_lookup(lay, key);
 	return e && lay->ops->var_type ? lay->ops->var_type(lay, e->ref) : NULL;
 }
 
+const struct hm_type *hm_layout_var_type(struct hm_layout *lay, const char *name)
+{
+	return named_entry_type(lay, "var", name);
+}
+
 const struct hm_type *hm_layout_func_type(struct hm_layout *lay, const char *name)
 {
-	char key[512];
-	struct hm_name_entry *e;
-
-	snprintf(key, sizeof(key), "func %s", name);
-	e = index_lookup(lay, key);
-	return e && lay->ops->var_type ? lay->ops->var_type(lay, e->ref) : NULL;
+	return named_entry_type(lay, "func", name);
 }
 
 int hm_layout_foreach(struct hm_layout *lay, int (*cb)(const struct hm_type *t, void *ctx),

@@ -48,6 +48,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "analyzer/load.h"
 #include "analyzer/resolve.h"
 #include "collectors/events.h"
 #include "core/perfdata.h"
@@ -156,61 +157,19 @@ static int find_timer(struct conv *c, struct hm_err *err)
 			  "record it with 'hitmap record -c timer'", c->in);
 }
 
-struct map_rec {
-	struct hm_perf_event ev;
-	uint64_t time;
-	size_t seq;
-};
-
-static int cmp_map_time(const void *x, const void *y)
+/* Address spaces as analyzer/load.c builds them (hm_recording_maps); the decoder's code
+ * map takes the executable ones, as the resolver's does. */
+static void track_map(const struct hm_perf_event *ev, void *arg)
 {
-	const struct map_rec *a = x, *b = y;
+	struct conv *c = arg;
+	const struct hm_perf_mmap *m = &ev->mmap;
+	int exec = ev->type == PERF_RECORD_MMAP2 ? (m->prot & PROT_EXEC) != 0
+		   : !(ev->misc & PERF_RECORD_MISC_MMAP_DATA);
 
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* Address spaces as analyzer/load.c builds them: every MMAP record, in time order, before
- * any sample; the decoder's code map takes the executable ones, as the resolver's does. */
-static int track_maps(struct conv *c, struct hm_err *err)
-{
-	struct hm_perf_event ev;
-	struct map_rec *v = NULL, *nv;
-	size_t n = 0, cap = 0;
-	int rc;
-
-	while ((rc = hm_perfdata_next(c->pd, &ev, err)) > 0) {
-		if (ev.type != PERF_RECORD_MMAP && ev.type != PERF_RECORD_MMAP2)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			if (!(nv = realloc(v, cap * sizeof(*v)))) {
-				rc = hm_err_set(err, HM_EXIT_ENV, "out of memory");
-				break;
-			}
-			v = nv;
-		}
-		v[n] = (struct map_rec){ev, ev.has_sid ? ev.sid.time : 0, n};
-		v[n].ev.mmap.filename = strdup(ev.mmap.filename ? ev.mmap.filename : "");
-		n++;
-	}
-	hm_sort(v, rc < 0 ? 0 : n, sizeof(*v), cmp_map_time);
-	for (size_t i = 0; i < n; i++) {
-		const struct hm_perf_mmap *m = &v[i].ev.mmap;
-		int exec = v[i].ev.type == PERF_RECORD_MMAP2 ? (m->prot & PROT_EXEC) != 0
-			   : !(v[i].ev.misc & PERF_RECORD_MISC_MMAP_DATA);
-
-		if (rc >= 0) {
-			hm_resolver_track(c->r, &v[i].ev);
-			if (exec)
-				hm_code_add_map(c->code, m->pid, m->start, m->len, m->pgoff,
-						m->filename, m->build_id, m->build_id_size);
-		}
-		free((char *)m->filename);
-	}
-	free(v);
-	return rc < 0 ? -1 : 0;
+	hm_resolver_track(c->r, ev);
+	if (exec)
+		hm_code_add_map(c->code, m->pid, m->start, m->len, m->pgoff, m->filename,
+				m->build_id, m->build_id_size);
 }
 
 /* The operand the resolver reports: the first explicit data operand (analyzer/resolve.c). */
@@ -522,7 +481,7 @@ static int convert(struct conv *c, struct hm_err *err)
 	    hm_decode_open(&c->dec, err))
 		return -1;
 	hm_resolver_features(c->r, hm_perfdata_features(c->pd));
-	if (track_maps(c, err) || resolve_all(c, err) || pick_ranges(c, err) ||
+	if (hm_recording_maps(c->in, track_map, c, err) || resolve_all(c, err) || pick_ranges(c, err) ||
 	    create_out(c, err))
 		return -1;
 	return write_all(c, err);

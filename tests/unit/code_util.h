@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "symbolize/code.h"
+#include "run_util.h"
 
 #ifndef UNUSED
 #define UNUSED __attribute__((unused))
@@ -39,18 +40,6 @@ static struct {
 	size_t id_size;
 	int line_scale, line_call, line_store;
 } P;
-
-static UNUSED int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static UNUSED int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static UNUSED const char *base_name(const char *p)
 {

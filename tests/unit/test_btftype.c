@@ -23,6 +23,7 @@
 #include "symbolize/data.h"
 #include "symbolize/decode.h"
 #include "symbolize/typeinfer.h"
+#include "run_util.h"
 
 #define SRC "tests/data/data_prog.c"
 #define BASE 0x555555554000ull	/* where the kernel puts a PIE without ASLR */
@@ -41,18 +42,6 @@ static struct {
 	struct bin b;
 	struct hm_decoder *dec;
 } P;
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* Address and size of symbol name of type (STT_FUNC, STT_OBJECT) in an ELF file's
  * .symtab; 0 when absent. */

@@ -18,6 +18,7 @@
 
 #include "symbolize/data.h"
 #include "symbolize/decode.h"
+#include "run_util.h"
 
 #define SRC "tests/data/data_prog.c"
 #define BASE 0x555555554000ull	/* where the kernel puts a PIE without ASLR */
@@ -52,18 +53,6 @@ static struct bin *B = &P.o2;	/* the build the helpers below look into */
 static const char *const SYMS[] = {"items", "table", "heap_update", "heap_one", "heap_moved",
 				   "heap_chain", "heap_spilled", "heap_inlined", "global_update", "global_first",
 				   "stack_work", "tls_update", NULL};
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static const struct sym *sym(const char *name)
 {

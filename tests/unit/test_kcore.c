@@ -27,6 +27,7 @@
 #include "symbolize/code.h"
 #include "symbolize/data.h"
 #include "symbolize/decode.h"
+#include "run_util.h"
 
 #define SRC "tests/data/data_prog.c"
 #define KTEXT 0xffffffff81000000ull	/* the kernel's _text without KASLR */
@@ -50,18 +51,6 @@ static struct {
 	uint8_t segb[SEG_B];
 	struct hm_decoder *dec;
 } P;
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* ---- Writing core files ---- */
 

@@ -70,8 +70,9 @@ grep -q 'ops' "$T/heat.txt" && grep -q 'errors' "$T/heat.txt" &&
 	ok "--view heatmap --type prints the layout with counts" || nok "--view heatmap" "$(head -5 "$T/heat.txt")"
 
 # Streaming: --batch 211 builds the same report from several batches as from one. Counts,
-# rows, threads, sites and verdicts are equal; conflicts may lose at most a few per batch
-# boundary (docs/report.md, Memory).
+# rows, threads and sites are equal; conflicts may lose at most a few per batch boundary
+# (docs/report.md, Memory), and with them the ranking of a line's field pairs, from which
+# its verdict and fix come, when two pairs are that close.
 same_batched() {	# NAME BATCH DATA [report args]
 	local name=$1 nb=$2 data=$3
 	shift 3
@@ -82,7 +83,7 @@ same_batched() {	# NAME BATCH DATA [report args]
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
 batch = int(sys.argv[3])
-soft = {'conflicts', 'contention', 'events', 'weight', 'inter', 'pairs'}
+soft = {'conflicts', 'contention', 'events', 'weight', 'inter', 'pairs', 'verdict', 'fix'}
 def strip(x):
     if isinstance(x, dict):
         return {k: strip(v) for k, v in x.items() if k not in soft}

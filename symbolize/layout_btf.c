@@ -227,6 +227,14 @@ int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *
 		return hm_err_set(err, HM_EXIT_INPUT,
 				  "%s: no readable BTF: give raw BTF such as /sys/kernel/btf/vmlinux "
 				  "or an ELF file with a .BTF section (for DWARF drop --btf)", path);
+	/* Every record is a multiple of 4 bytes, so an aligned first type aligns them all;
+	 * libbpf takes a header length that is not (the kernel refuses it). */
+	if (btf__type_cnt(btf) > 1 && ((uintptr_t)btf__type_by_id(btf, 1) & 3)) {
+		btf__free(btf);
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: corrupt BTF: its type section is not "
+				  "4-byte aligned (header length or type offset): regenerate it "
+				  "(pahole -J)", path);
+	}
 	lay = malloc(sizeof(*lay));
 	s = calloc(1, sizeof(*s));
 	if (!lay || !s) {

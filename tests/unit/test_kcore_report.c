@@ -1,0 +1,294 @@
+/* symbolize/data_kcore.c, analyzer/resolve.c: kernel samples typed through kcore, kallsyms, raw BTF. */
+#include <dirent.h>
+
+#include "analyzer/resolve.h"
+#include "symbolize/data.h"
+#include "kcore_util.h"
+
+/* ---- Kernel samples through the report's resolver ---- */
+
+/* The instruction of func (the program's, placed at base + its address) accessing
+ * disp(reg), of access acc (0: any). */
+static struct hm_insn find_access(uint64_t base, const char *func, int reg, int64_t disp,
+				  int acc)
+{
+	uint64_t size = 0, at = sym_addr(P.prog, func, &size);
+	const uint8_t *code = P.text + KPAD + (at - P.text_addr);
+	struct hm_insn in;
+
+	for (size_t off = 0; off < size && hm_decode_insn(P.dec, code + off, size - off,
+							  base + at + off, &in) == 0;
+	     off += in.len)
+		for (uint32_t i = 0; i < in.nr_mem; i++)
+			if (in.mem[i].base == reg && in.mem[i].disp == disp &&
+			    !in.mem[i].implicit && (!acc || (int)in.mem[i].access == acc))
+				return in;
+	fail_msg("%s: no access to %lld(%s)", func, (long long)disp, hm_decode_reg_name(reg));
+	return in;
+}
+
+static struct hm_resolver *open_resolver(const char *btf, const char *kallsyms,
+					 uint64_t recorded_text)
+{
+	struct hm_resolve_opts ro = {.kcore = P.kcore, .kallsyms = kallsyms, .kernel_btf = btf,
+				     .osrelease = "not-this-kernel"};
+	struct hm_perf_event ev = {.type = PERF_RECORD_MMAP};
+	struct hm_resolver *r = NULL;
+	struct hm_err err = {0};
+
+	if (hm_resolver_open(&ro, &r, &err) != 0)
+		fail_msg("hm_resolver_open: %s", err.msg);
+	ev.mmap = (struct hm_perf_mmap){.pid = (uint32_t)-1, .start = recorded_text,
+					.len = 1 << 24, .pgoff = recorded_text,
+					.filename = "[kernel.kallsyms]_text"};
+	hm_resolver_track(r, &ev);
+	return r;
+}
+
+/* A kernel timer sample at ip with the interrupted registers reg = val, rdi = rdi. */
+static void sample(struct hm_resolver *r, uint64_t ip, int reg, uint64_t val, uint64_t rdi,
+		   struct hm_access *a)
+{
+	struct hm_perf_attr attr = {.attr = {.type = PERF_TYPE_SOFTWARE}};
+	struct hm_perf_event ev = {.type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_KERNEL};
+	uint64_t regs[24] = {0}, mask = hm_decode_regs_mask();
+
+	ev.attr = &attr;
+	ev.sample.ip = ip;
+	ev.sample.pid = ev.sample.tid = PID;
+	regs[__builtin_popcountll(mask & ((1ull << HM_REG_DI) - 1))] = rdi;
+	regs[__builtin_popcountll(mask & ((1ull << reg) - 1))] = val;
+	ev.sample.regs_intr = (struct hm_perf_regs){PERF_SAMPLE_REGS_ABI_64, mask,
+						    (uint32_t)__builtin_popcountll(mask), regs};
+	hm_resolver_sample(r, &ev, a);
+}
+
+/* The accesses test_btftype.c names through an ELF file's .BTF, named here from the
+ * kcore's bytes, kallsyms' extents and raw BTF; kallsyms from another boot (kaslr). */
+static void check_heap_through_kcore(uint64_t kaslr)
+{
+	static const struct {
+		const char *func;
+		int reg;
+		int64_t disp;
+		int acc;
+		const char *field;
+	} cases[] = {
+		{"heap_one", HM_REG_DI, 0x18, 0, "item.flags"},
+		{"heap_update", HM_REG_DI, 8, HM_ACC_RMW, "item.count"},	/* loop */
+		{"heap_moved", HM_REG_AX, 8, 0, "item.count"},		/* copy */
+		{"heap_chain", HM_REG_AX, 8, HM_ACC_RMW, "item.count"},	/* h->cur-> */
+		{"heap_chain", HM_REG_DI, 8, HM_ACC_LOAD, "holder.cur"},
+		{"heap_inlined", HM_REG_AX, 0x18, HM_ACC_RMW, "item.flags"},	/* p->left-> */
+		{"heap_inlined", HM_REG_DI, 0x10, HM_ACC_LOAD, "pair.right"},
+	};
+	struct hm_resolver *r;
+	const struct hm_resolve_stats *rs;
+	struct hm_data_stats ds;
+	const uint64_t base = KTEXT + KPAD - P.text_addr + kaslr;
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+
+	r = open_resolver(P.rawbtf, P.ksyms, KTEXT + kaslr);
+	for (size_t i = 0; i < n; i++) {
+		struct hm_insn in = find_access(base, cases[i].func, cases[i].reg, cases[i].disp,
+						cases[i].acc);
+		struct hm_access a;
+
+		sample(r, in.addr, cases[i].reg, KHEAP + 0x100, KHEAP + 0x800, &a);
+		assert_true(a.s.kernel);
+		assert_string_equal(a.func, cases[i].func);
+		assert_int_equal(a.s.addr, KHEAP + 0x100 + (uint64_t)cases[i].disp);
+		if (a.method != HM_M_HEAP || !a.field || strcmp(a.field, cases[i].field))
+			fail_msg("%s %lld(%s): got %s, want %s", cases[i].func,
+				 (long long)cases[i].disp, hm_decode_reg_name(cases[i].reg),
+				 a.field ? a.field : "(none)", cases[i].field);
+		assert_non_null(a.object);
+	}
+	rs = hm_resolver_stats(r);
+	assert_int_equal(rs->kernel, n);
+	assert_int_equal(rs->kernel_no_code, 0);
+	assert_int_equal(rs->kernel_named, n);
+	hm_data_stats(hm_resolver_data(r), 4, &ds);
+	assert_int_equal(ds.btf, n);
+	assert_null(ds.kernel_hint);
+	hm_resolver_close(r);
+}
+
+static void test_kernel_heap_typed_through_kcore_and_btf(void **state)
+{
+	(void)state;
+	check_heap_through_kcore(0);
+	check_heap_through_kcore(0x2e000000);	/* recorded on another boot than kallsyms */
+}
+
+/* Code bytes but no types: the address is still computed, and the hint says why. */
+static void test_kcore_without_btf_says_why(void **state)
+{
+	char missing[600];
+	struct hm_resolver *r;
+	struct hm_insn in = find_access(KTEXT + KPAD - P.text_addr, "heap_one", HM_REG_DI, 0x18, 0);
+	struct hm_data_stats ds;
+	struct hm_access a;
+
+	(void)state;
+	snprintf(missing, sizeof(missing), "%s/no.btf", P.dir);
+	r = open_resolver(missing, P.ksyms, KTEXT);
+	sample(r, in.addr, HM_REG_DI, KHEAP, KHEAP, &a);
+	assert_string_equal(a.func, "heap_one");
+	assert_int_equal(a.s.addr, KHEAP + 0x18);
+	assert_int_equal(a.method, HM_M_UNKNOWN);
+	assert_int_equal(hm_resolver_stats(r)->kernel_no_code, 0);
+	hm_data_stats(hm_resolver_data(r), 4, &ds);
+	assert_non_null(ds.kernel_hint);
+	assert_non_null(strstr(ds.kernel_hint, P.kcore));
+	assert_non_null(strstr(ds.kernel_hint, "no kernel types"));
+	assert_non_null(strstr(ds.kernel_hint, "--vmlinux"));
+	hm_resolver_close(r);
+}
+
+/* One code under two names, BTF knowing only one: the frame takes the name BTF knows.
+ * A module's function is not typed through the kernel image's BTF. */
+static void test_kernel_aliases_and_modules(void **state)
+{
+	const uint64_t base = KTEXT + KPAD - P.text_addr;
+	struct hm_insn one = find_access(base, "heap_one", HM_REG_DI, 0x18, 0);
+	struct hm_insn moved = find_access(base, "heap_moved", HM_REG_AX, 8, 0);
+	char odd[600];
+	struct hm_code *c;
+	struct hm_code_loc loc;
+	struct hm_resolver *r;
+	struct hm_access a;
+	const char *const *names;
+	uint64_t size;
+
+	(void)state;
+	snprintf(odd, sizeof(odd), "%s/kallsyms.odd", P.dir);
+	write_kallsyms(odd, 1);
+	c = open_code(P.kcore, odd);
+	assert_int_equal(hm_code_lookup(c, 0, one.addr, 1, &loc), 0);
+	assert_string_equal(loc.func, "a_heap_one_alias");
+	assert_int_equal(loc.func_start, base + sym_addr(P.prog, "heap_one", &size));
+	assert_int_equal(hm_code_kernel_names(c, loc.func_start, &names), 2);
+	assert_string_equal(names[0], "a_heap_one_alias");
+	assert_string_equal(names[1], "heap_one");
+	assert_int_equal(hm_code_kernel_names(c, loc.func_start + 1, &names), 0);
+	assert_int_equal(hm_code_lookup(c, 0, moved.addr, 1, &loc), 0);
+	assert_int_equal(hm_code_kernel_names(c, loc.func_start, &names), 1);
+	assert_string_equal(names[0], "heap_moved");
+	hm_code_close(c);
+
+	r = open_resolver(P.rawbtf, odd, KTEXT);
+	sample(r, one.addr, HM_REG_DI, KHEAP, KHEAP, &a);
+	assert_string_equal(a.func, "a_heap_one_alias");
+	assert_int_equal(a.method, HM_M_HEAP);
+	assert_string_equal(a.field, "item.flags");
+	sample(r, moved.addr, HM_REG_AX, KHEAP, KHEAP, &a);
+	assert_string_equal(a.func, "heap_moved");
+	assert_int_equal(a.s.addr, KHEAP + 8);	/* decoded from the module's bytes */
+	assert_int_equal(a.method, HM_M_UNKNOWN);
+	hm_resolver_close(r);
+}
+
+/* ---- A real kernel: Debian's -dbg vmlinux cut down to a kcore (optional) ---- */
+
+static int find_vmlinux(char *vmlinux, char *map, size_t size)
+{
+	DIR *dir = opendir("/usr/lib/debug/boot");
+	struct dirent *e;
+	char best[256] = "";
+
+	while (dir && (e = readdir(dir)))
+		if (!strncmp(e->d_name, "vmlinux-", 8) && strcmp(e->d_name, best) > 0)
+			snprintf(best, sizeof(best), "%s", e->d_name);
+	if (dir)
+		closedir(dir);
+	if (!best[0])
+		return -1;
+	snprintf(vmlinux, size, "/usr/lib/debug/boot/%s", best);
+	snprintf(map, size, "/usr/lib/debug/boot/System.map-%s", best + 8);
+	return access(vmlinux, R_OK) || access(map, R_OK) ? -1 : 0;
+}
+
+/* The vmlinux's .text at its link address in a core file, its System.map as kallsyms
+ * (the boot of the core), its .BTF raw; a sample recorded at a KASLR offset. */
+static void test_debian_vmlinux_as_kcore(void **state)
+{
+	const uint64_t kaslr = 0x2e000000;
+	char vmlinux[512], map[512], text[600], core[600], btf[600];
+	struct hm_resolve_opts ro = {.vmlinux = "", .kallsyms = map, .kernel_btf = btf,
+				     .kcore = core, .osrelease = "not-this-kernel"};
+	struct hm_perf_event ev = {.type = PERF_RECORD_MMAP};
+	struct hm_resolver *r = NULL;
+	struct hm_err err = {0};
+	struct hm_access a = {0};
+	struct seg s = {0};
+	uint64_t gp, size;
+	GElf_Shdr sh;
+	Elf *elf;
+	int fd;
+	FILE *f;
+
+	(void)state;
+	if (find_vmlinux(vmlinux, map, sizeof(vmlinux)) != 0)
+		skip();	/* no Debian -dbg vmlinux here */
+	snprintf(text, sizeof(text), "%s/vmlinux.text", P.dir);
+	snprintf(core, sizeof(core), "%s/vmlinux.kcore", P.dir);
+	snprintf(btf, sizeof(btf), "%s/vmlinux.rawbtf", P.dir);
+	assert_non_null(elf = elf_open(vmlinux, &fd));
+	assert_non_null(section(elf, ".text", &sh));
+	elf_end(elf);
+	close(fd);
+	assert_int_equal(run("objcopy -O binary --only-section=.text %s %s && "
+			     "objcopy -O binary --only-section=.BTF %s %s",
+			     vmlinux, text, vmlinux, btf), 0);
+	s = (struct seg){sh.sh_addr, sh.sh_size, sh.sh_size, NULL};
+	assert_non_null(f = fopen(text, "rb"));
+	assert_non_null(s.bytes = malloc(sh.sh_size));
+	assert_int_equal(fread((void *)s.bytes, 1, sh.sh_size, f), sh.sh_size);
+	fclose(f);
+	write_core(core, &s, 1, BAD_NONE);
+
+	gp = sym_addr(vmlinux, "generic_permission", &size);
+	assert_true(gp >= sh.sh_addr && gp + size <= sh.sh_addr + sh.sh_size);
+	assert_int_equal(hm_resolver_open(&ro, &r, &err), 0);
+	ev.mmap = (struct hm_perf_mmap){.pid = (uint32_t)-1, .start = 0xffffffff81000000ull + kaslr,
+					.len = 1 << 24, .pgoff = 0xffffffff81000000ull + kaslr,
+					.filename = "[kernel.kallsyms]_text"};
+	hm_resolver_track(r, &ev);
+	/* generic_permission(idmap, struct inode *inode, int mask): inode->i_sb through rbx,
+	 * a copy of rsi made after the __fentry__ call. */
+	for (uint64_t off = 0; off < size;) {
+		struct hm_insn in;
+
+		assert_int_equal(hm_decode_insn(P.dec, s.bytes + (gp - sh.sh_addr) + off,
+						size - off, gp + kaslr + off, &in), 0);
+		off += in.len;
+		if (in.nr_mem != 1 || in.mem[0].base != HM_REG_BX || in.mem[0].disp != 0x28)
+			continue;
+		sample(r, in.addr, HM_REG_BX, KHEAP, KHEAP, &a);
+		break;
+	}
+	assert_string_equal(a.func, "generic_permission");
+	assert_int_equal(a.s.addr, KHEAP + 0x28);
+	assert_int_equal(a.method, HM_M_HEAP);
+	assert_string_equal(a.object, "struct inode");
+	assert_string_equal(a.field, "inode.i_sb");
+	assert_int_equal(hm_resolver_stats(r)->kernel_named, 1);
+	hm_resolver_close(r);
+	free((void *)s.bytes);
+	unlink(text);
+	unlink(core);
+	unlink(btf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kernel_heap_typed_through_kcore_and_btf),
+		cmocka_unit_test(test_kcore_without_btf_says_why),
+		cmocka_unit_test(test_kernel_aliases_and_modules),
+		cmocka_unit_test(test_debian_vmlinux_as_kcore),
+	};
+
+	return cmocka_run_group_tests(tests, kcore_setup_report, kcore_teardown);
+}

@@ -117,14 +117,7 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 			a->filters[a->nr_filters++] = val;
 		return 1;
 	case 1:
-		a->line_size = (uint32_t)strtoul(val, &end, 0);
-		if (*end || a->line_size < 8 || a->line_size > 4096 ||
-		    (a->line_size & (a->line_size - 1))) {
-			fprintf(stderr, "hitmap compare: --line-size %s: give a power of two "
-					"between 8 and 4096 (64, or 128 for adjacent-line prefetch)\n", val);
-			return -1;
-		}
-		return 1;
+		return cli_line_size("compare", val, 8, 4096, &a->line_size) ? -1 : 1;
 	case 2:
 		a->top = strtoul(val, &end, 0);
 		return *end ? -1 : 1;

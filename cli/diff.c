@@ -42,7 +42,6 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	int c;
-	char *end;
 
 	memset(a, 0, sizeof(*a));
 	a->line_size = 64;
@@ -58,13 +57,8 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		case 'm': a->md = 1; break;
 		case 'j': a->json = 1; break;
 		case 'L':
-			a->line_size = (uint32_t)strtoul(optarg, &end, 0);
-			if (*end || a->line_size < 8 || a->line_size > 4096 ||
-			    (a->line_size & (a->line_size - 1))) {
-				fprintf(stderr, "hitmap diff: --line-size %s: give a power of two "
-						"between 8 and 4096\n", optarg);
+			if (cli_line_size("diff", optarg, 8, 4096, &a->line_size))
 				return -1;
-			}
 			break;
 		case 'F':
 			if (hm_fkind_mask(optarg, &a->fail_mask)) {

@@ -48,7 +48,6 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	char *end;
 
 	memset(a, 0, sizeof(*a));
 	a->opts.line_size = 64;
@@ -66,14 +65,8 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 		case 'j': a->json = 1; break;
 		case 'B': a->btf = 1; break;
 		case 'L':
-			a->opts.line_size = (uint32_t)strtoul(optarg, &end, 0);
-			if (*end || a->opts.line_size < 8 || a->opts.line_size > 4096 ||
-			    (a->opts.line_size & (a->opts.line_size - 1))) {
-				fprintf(stderr, "hitmap layout: --line-size %s: give a power of two "
-						"between 8 and 4096 (64, or 128 for adjacent-line "
-						"prefetch)\n", optarg);
+			if (cli_line_size("layout", optarg, 8, 4096, &a->opts.line_size))
 				return -1;
-			}
 			break;
 		case 'h': layout_usage(stdout); exit(HM_EXIT_OK);
 		default: layout_usage(stderr); return -1;

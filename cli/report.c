@@ -85,12 +85,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 't': a->type = optarg; break;
 		case 'n': a->top = strtoul(optarg, &end, 0); if (*end) return -1; break;
 		case 'L':
-			a->line_size = (uint32_t)strtoul(optarg, &end, 0);
-			if (*end || (a->line_size != 64 && a->line_size != 128 && a->line_size != 32)) {
-				fprintf(stderr, "hitmap report: --line-size %s: give 64, or 128 for "
-						"adjacent-line prefetch\n", optarg);
+			if (cli_line_size("report", optarg, 32, 128, &a->line_size))
 				return -1;
-			}
 			break;
 		case 'j': a->json = 1; break;
 		case 'H': a->html = optarg; break;

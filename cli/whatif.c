@@ -121,12 +121,8 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		case 'o': if (split_edit(a, HM_WI_ORDER, optarg)) return -1; break;
 		case 's': a->suggest = optarg; break;
 		case 'L':
-			a->line_size = (uint32_t)strtoul(optarg, &end, 0);
-			if (*end || (a->line_size != 32 && a->line_size != 64 && a->line_size != 128)) {
-				fprintf(stderr, "hitmap whatif: --line-size %s: give 64, or 128 for "
-						"adjacent-line prefetch\n", optarg);
+			if (cli_line_size("whatif", optarg, 32, 128, &a->line_size))
 				return -1;
-			}
 			break;
 		case 'j': a->json = 1; break;
 		case 'n': a->top = strtoul(optarg, &end, 0); if (*end) return -1; break;

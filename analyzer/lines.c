@@ -264,7 +264,6 @@ static size_t totals(struct ctx *c, size_t n, struct hm_lines *out, uint32_t *li
 
 		out->total++;
 		out->cpus_known |= x->s.cpu != c->acc[0].s.cpu;
-		out->first_cpu = c->acc[0].s.cpu;
 		out->with_addr += x->s.addr != 0;
 		out->resolved += x->s.addr && x->object &&
 				 x->method != HM_M_UNKNOWN && x->method != HM_M_NOADDR;
@@ -283,6 +282,7 @@ static size_t totals(struct ctx *c, size_t n, struct hm_lines *out, uint32_t *li
 						 x->s.addr & ~(uint64_t)(c->line_size - 1))
 				       : UINT32_MAX;
 	}
+	out->first_cpu = n ? c->acc[0].s.cpu : 0;
 	out->nr_threads = hm_lines_snapshot(c);
 	out->threads = hm_lines_to_counts(c->a, c->ents, out->nr_threads, 0);
 	hm_lines_ctab_clear(&c->t);

@@ -50,7 +50,7 @@ static void record_usage(FILE *out)
 		"  --watch-duty PCT   arm watchpoints PCT%% of the time (bounds overhead)\n"
 		"  -F HZ        timer frequency (default 4000)   -k  also kernel mode\n"
 		"  -o FILE      output (default perf.data; an old one becomes perf.data.old)\n"
-		"  -m PAGES     ring pages per CPU, a power of two (default 64)\n\n"
+		"  -m PAGES     ring pages per CPU, a power of two (default 64; 1024 with --watch)\n\n"
 		"Exit status: the workload's (128+N if it died of signal N); 1 usage, 2 bad\n"
 		"input, 3 cannot record here (no PMU, no permission, no debug register).\n");
 }

@@ -66,6 +66,19 @@ const char *hm_watch_check(const struct hm_watch *w)
 	return NULL;
 }
 
+/* The trap count of fd as the kernel hands it for read_format 0: one u64. A read of the
+ * wrong size fails (ENOSPC when the buffer is smaller than read_format asks for), and a
+ * failed read must not be mistaken for "no traps". */
+static int read_count(int fd, uint64_t *count, struct hm_err *err)
+{
+	ssize_t n = read(fd, count, sizeof(*count));
+
+	if (n == (ssize_t)sizeof(*count))
+		return 0;
+	return hm_err_set(err, HM_EXIT_ENV, "cannot read the watchpoint self-test count: %s",
+			  n < 0 ? strerror(errno) : "short read");
+}
+
 int hm_watch_selftest(struct hm_err *err)
 {
 	static volatile uint64_t probe;
@@ -78,20 +91,27 @@ int hm_watch_selftest(struct hm_err *err)
 	a.disabled = 0;
 	a.inherit = 0;
 	a.sample_type = 0;
+	a.read_format = 0;	/* read() then returns exactly the u64 count */
 	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return hm_err_set(err, HM_EXIT_ENV, "cannot set a watchpoint: %s%s", strerror(errno),
 				  errno == EACCES || errno == EPERM
 					  ? " (run as root or lower perf_event_paranoid)"
 					  : ": use -c timer");
-	for (int i = 0; i < 16; i++)
+	for (int i = 0; i < HM_WATCH_SELFTEST_STORES; i++)
 		probe++;
-	if (read(fd, &count, sizeof(count)) != sizeof(count))
-		count = 0;
+	if (read_count(fd, &count, err)) {
+		close(fd);
+		return -1;
+	}
 	close(fd);
 	if (count == 0)
-		return hm_err_set(err, HM_EXIT_ENV, "watchpoints are accepted but never fire on this "
-				  "machine (its hypervisor does not deliver debug-register traps): use "
-				  "-c timer, or record on bare metal or a VM that passes them through");
+		return hm_err_set(err, HM_EXIT_ENV, "watchpoints are accepted but %d stores to a "
+				  "watched word raised no trap (the hypervisor does not deliver "
+				  "debug-register traps): use -c timer", HM_WATCH_SELFTEST_STORES);
+	if (count != HM_WATCH_SELFTEST_STORES)
+		return hm_err_set(err, HM_EXIT_ENV, "a watchpoint counted %llu traps for %d stores: "
+				  "traps are lost here, so watch counts would not be exact; use -c "
+				  "timer", (unsigned long long)count, HM_WATCH_SELFTEST_STORES);
 	return 0;
 }

@@ -31,10 +31,13 @@ void hm_watch_attr(struct perf_event_attr *a, const struct hm_watch *w, int kern
 /* 0 if w can be a hardware watchpoint, else a reason ("length must be 1, 2, 4 or 8"). */
 const char *hm_watch_check(const struct hm_watch *w);
 
-/* Arms a watchpoint on a variable of our own, writes it, and checks that the trap
- * arrived. Some hypervisors (Firecracker among them) accept the event but never deliver
- * debug-register traps: then recording would silently see nothing. 0 when traps work,
- * else HM_EXIT_ENV in err with the reason and the alternative. */
+/* Stores the self-test makes to its watched word. */
+#define HM_WATCH_SELFTEST_STORES 16
+
+/* Arms a watchpoint on a variable of our own, stores to it HM_WATCH_SELFTEST_STORES
+ * times, and checks that exactly that many traps were counted. 0 when traps work; else
+ * HM_EXIT_ENV in err with the reason (the event cannot be opened, the count cannot be
+ * read, no trap arrived, or traps were lost) and the alternative. */
 int hm_watch_selftest(struct hm_err *err);
 
 #endif

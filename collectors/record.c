@@ -19,6 +19,9 @@
 #include "collectors/synth.h"
 #include "collectors/target.h"
 
+#define HM_PAGES 64		/* ring data pages per CPU without -m */
+#define HM_WATCH_PAGES 1024	/* the same with watchpoints */
+
 static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
 {
 	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
@@ -70,7 +73,13 @@ static int add_fd(struct hm_session *s, int k, int pidx, int cpu, int fd, struct
 	s->ids[k][s->nr_ids[k]++] = id;
 	s->nr_fds++;
 	if (s->ring_of_cpu[cpu] < 0) {
-		if (hm_ring_open(&s->rings[s->nr_rings], fd, s->pages, err))
+		int rc = hm_ring_open(&s->rings[s->nr_rings], fd, s->pages, err);
+
+		if (rc && s->pages_min && s->pages > s->pages_min) {
+			s->pages = s->pages_min;	/* over the mlock limit: the usual size */
+			rc = hm_ring_open(&s->rings[s->nr_rings], fd, s->pages, err);
+		}
+		if (rc)
 			return -1;
 		s->ring_of_cpu[cpu] = s->nr_rings++;
 	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[s->ring_of_cpu[cpu]].fd) != 0) {
@@ -203,7 +212,13 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 	memset(st, 0, sizeof(*st));
 	if (!s)
 		return hm_err_set(err, HM_EXIT_ENV, "out of memory");
-	s->pages = o->mmap_pages ? o->mmap_pages : 64;
+	/* Watchpoints sample every access, about one sample per 10 us per CPU: 64 pages
+	 * (256 KiB) filled within a scheduling delay of the reader and lost thousands of
+	 * samples on a busy 2-CPU VM, which makes exact counts inexact. Without -m they get
+	 * 4 MiB per CPU, or 64 pages where the mlock limit refuses that. */
+	s->pages = o->mmap_pages ? o->mmap_pages : o->nr_watches ? HM_WATCH_PAGES : HM_PAGES;
+	if (!o->mmap_pages && o->nr_watches)
+		s->pages_min = HM_PAGES;
 	s->st = st;
 	hm_session_names_init(s);
 	if (o->nr_watches && hm_watch_selftest(err))

@@ -31,6 +31,7 @@ struct hm_session {
 	int ring_of_cpu[HM_MAX_CPUS];
 	int nr_rings;
 	unsigned pages;
+	unsigned pages_min;		/* > 0: a ring that cannot be mapped retries this */
 	struct hm_perfdata_writer *w;
 	struct hm_record_stats *st;
 	struct hm_arena arena;		/* mapped file names, for the BUILD_ID feature */

@@ -100,31 +100,29 @@ n=$(count_perf "$T/a.data")
 rc=$?
 [ "$rc" = 3 ] && grep -q -- "-c timer" "$T/err" && ok "-c pmu without a PMU: exit 3, suggests -c timer" ||
 	nok "-c pmu without a PMU" "rc=$rc" "$(cat "$T/err")"
+# --- watch: real debug-register traps (they fire on this VM; tests/e2e/watch.sh checks
+# every count against perf's). Where traps are not delivered, the self-test says so.
 "$H" record -c watch --watch stats.errors:w -o "$T/w.data" -- $B/false_sharing 1000 >/dev/null 2>"$T/err"
 rc=$?
-if [ "$rc" = 3 ] && grep -q "never fire" "$T/err"; then
-	ok "watch on a machine without debug-register traps: exit 3 and why"
-	echo "ok watch exactness # skip: this machine's hypervisor delivers no debug-register traps"
-elif [ "$rc" = 0 ]; then
+if [ "$rc" = 0 ]; then
 	n=$(perf script -i "$T/w.data" -F tid 2>/dev/null | wc -l)
-	[ "$n" = 1000 ] && ok "watch: a field written 1000 times gives exactly 1000 write hits" ||
+	[ "$n" = 1000 ] && ok "watch: a field written 1000 times gives exactly 1000 write hits (perf script)" ||
 		nok "watch exactness" "hits=$n"
-else nok "watch record" "rc=$rc" "$(cat "$T/err")"; fi
+else nok "watch record (real traps)" "rc=$rc" "$(cat "$T/err")"; fi
 "$H" record -c watch --watch nosuchvar -o "$T/w.data" -- $B/false_sharing 10 2>"$T/err"
 rc=$?
-{ [ "$rc" = 2 ] && grep -q "no global or static variable 'nosuchvar'" "$T/err"; } ||
-	{ [ "$rc" = 3 ] && grep -q "never fire" "$T/err"; } &&
-	ok "--watch of an unknown symbol, or no traps: clear error" || nok "--watch unknown symbol" "rc=$rc" "$(cat "$T/err")"
+[ "$rc" = 2 ] && grep -q "no global or static variable 'nosuchvar'" "$T/err" &&
+	ok "--watch of an unknown symbol: exit 2, names it" || nok "--watch unknown symbol" "rc=$rc" "$(cat "$T/err")"
 "$H" record -F 0 -- true 2>"$T/err"
 [ $? = 1 ] && ok "bad -F is a usage error" || nok "bad -F is a usage error"
 
 # perf's own watchpoint recording (perf record -e mem:ADDR:rw -d): hitmap reads it and
-# agrees with perf script (here both see no samples: the traps never arrive).
+# agrees with perf script (main's load and store of hot_counter++: real traps).
 gcc -O2 -g -no-pie -fno-toplevel-reorder -o "$T/lc" examples/layout_change.c
 addr=$(nm "$T/lc" | awk '$3 == "hot_counter" {print $1}')
 perf record -q -e "mem:0x$addr:rw" -d -o "$T/mem.data" -- "$T/lc" >/dev/null 2>&1
 np=$(count_perf "$T/mem.data")
 nh=$("$H" script -i "$T/mem.data" 2>"$T/err" | wc -l)
-if [ "$np" = "$nh" ] && grep -q "mem:0x$addr" "$T/err"; then
+if [ "$np" -gt 0 ] && [ "$np" = "$nh" ] && grep -q "mem:0x$addr" "$T/err"; then
 	ok "a perf mem:ADDR:rw -d recording reads as perf reads it ($np samples, event named)"
 else nok "perf mem: recording" "perf=$np hitmap=$nh" "$(cat "$T/err")"; fi

@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
-# Watchpoint symbolization end to end, on SYNTHESIZED breakpoint samples. This machine's
-# hypervisor accepts debug-register watchpoints but never delivers their traps, so
-# `hitmap record -c watch` exits 3 here (record.sh). Instead each workload is recorded
-# with -c timer and tests/tools/timer2watch writes the breakpoint samples the kernel would
-# have delivered for the hottest ranges (see its header: trap ip = the instruction after
-# the access, addr = bp_addr, the timer's pid/tid/time/cpu and registers). Then the report
-# of that file must:
+# Watchpoint symbolization end to end. Two kinds of input:
+#
+# REAL traps (`hitmap record -c watch`, debug-register traps fire on this VM; exact
+# counts are in watch.sh) where --watch can reach the data: globals and statics, armed by
+# name. Cases: real-global (stock[3].count of examples/objects), real-false_sharing.
+#
+# SYNTHESIZED breakpoint samples, kept only where real traps cannot reach: --watch arms
+# globals and statics by name, while a heap object, a stack local or a thread-local has
+# an address only at run time, different per run and (TLS) per thread; and a WRONG file
+# cannot come from the kernel. Cases: heap, stack, tls, heap-len8 (a range wider than
+# the field, on a heap object), chase (heap nodes), off-by-one (the wrong file). Each is
+# recorded with -c timer and tests/tools/timer2watch writes the breakpoint samples the
+# kernel would have delivered for the hottest ranges (see its header: trap ip = the
+# instruction after the access, addr = bp_addr, the timer's pid/tid/time/cpu and
+# registers); its counts are the timer's, not every access.
+#
+# Either way the report must:
 #   - say its samples are watch samples,
 #   - name at least 95% of them, the hottest row being the expected type.field,
-#   - name each watched range as the timer path named the accesses to it (the range's
-#     field in timer2watch's line), with as many records as samples were written,
+#   - name each watched range as expected (real: the field armed, with exactly the
+#     accesses the program makes; synthesized: the field the timer path named, with as
+#     many records as samples were written),
 #   - put each access at the accessing instruction, not the trap ip: every row's code
 #     sites are instructions that end at one of its samples' trap ips, and its loads and
 #     stores are those of the instructions objdump decodes there.
@@ -95,9 +106,9 @@ for addr, n, field, count in ranges:
     got = rows_in(addr, n)
     if count and (sum(f['records'] for f in got) != count or
                   (field != '?' and any(f['field'] != field for f in got))):
-        bad.append(f"{addr:#x}/{n}: timer named {field} x{count}, watch report " +
+        bad.append(f"{addr:#x}/{n}: expected {field} x{count}, watch report " +
                    ', '.join(f"{f['field']} x{f['records']}" for f in got))
-check(f'{len(ranges)} watched ranges named as the timer named them', ranges and not bad,
+check(f'{len(ranges)} watched ranges named as expected, each with its records', ranges and not bad,
       '; '.join(bad) or 'no range in the converter output')
 
 # The accessing instruction: the one objdump finds ending at each trap ip. Only rows whose
@@ -159,8 +170,46 @@ check() {	# NAME BINARY FIELD METHOD
 		"$T/$(basename "$2").dis" "$3" "$4"
 }
 
-for spec in "global stock_item.count global" "heap order.qty heap" "stack totals.sum stack" \
-	"tls tls_hits tls"; do
+# real NAME BINARY EXPECT -- WATCH_SPECS -- ARGS: records BINARY ARGS with real traps on
+# WATCH_SPECS, reports; EXPECT is "SYMBOL+OFFSET:FIELD:COUNT,..." per watched 8-byte
+# range: its address is SYMBOL's (nm) plus OFFSET at the file's load bias, found from a
+# sample; COUNT is the accesses the program makes to it. Writes $T/NAME.conv as
+# timer2watch would, from EXPECT alone, so that check.py checks it the same way.
+real() {
+	local name=$1 bin=$2 expect=$3 specs=()
+	shift 4
+	while [ "$1" != -- ]; do specs+=(--watch "$1"); shift; done
+	shift
+	"$H" record -c watch -m 4096 "${specs[@]}" -o "$T/$name.data" -- "$bin" "$@" \
+		>/dev/null 2>"$T/err" ||
+		{ echo "not ok $name: record -c watch failed: $(cat "$T/err")"; return 1; }
+	"$H" report -i "$T/$name.data" --json >"$T/$name.json" 2>"$T/err" &&
+		"$H" script -i "$T/$name.data" --json >"$T/$name.script" 2>>"$T/err" ||
+		{ echo "not ok $name: report failed: $(cat "$T/err")"; return 1; }
+	nm "$bin" >"$T/$name.nm"
+	/usr/bin/python3 - "$T/$name.script" "$T/$name.nm" "$expect" >"$T/$name.conv" <<'PY' ||
+import json, sys
+samples = json.load(open(sys.argv[1]))['samples']
+syms = {l.split()[2]: int(l.split()[0], 16) for l in open(sys.argv[2]) if len(l.split()) == 3}
+want = [e.split(':') for e in sys.argv[3].split(',')]
+first = min(syms[s.split('+')[0]] + int(s.split('+')[1], 0) for s, _, _ in want)
+bias = min(int(x['addr'], 16) for x in samples) - first if samples else 0
+if bias % 4096:
+    sys.exit(f'samples start at {bias:#x} past the expected range: not a load bias')
+print(' '.join(f"{syms[s.split('+')[0]] + int(s.split('+')[1], 0) + bias:#x}/8 ({f}) {c}"
+               for s, f, c in want))
+PY
+		{ echo "not ok $name: no sample at the watched address"; return 1; }
+	[ -f "$T/$(basename "$bin").dis" ] ||
+		objdump -d --no-show-raw-insn "$bin" >"$T/$(basename "$bin").dis"
+}
+
+# stock[3].count: bump_stock loads and stores it once per 64 iterations (main prints
+# stock[1]): 64000 iterations, 1000 loads and 1000 stores.
+real real-global $B/objects "stock+80:stock_item.count:2000" -- 'stock[3].count' -- global 64000 &&
+	check real-global $B/objects stock_item.count global
+
+for spec in "heap order.qty heap" "stack totals.sum stack" "tls tls_hits tls"; do
 	set -- $spec
 	run "$1" $B/objects -- "$1" 600000000 && check "$1" $B/objects "$2" "$3"
 done
@@ -203,23 +252,31 @@ if cc -O2 -g -o "$T/chase" "$T/chase.c"; then
 	run chase "$T/chase" -- 100000000 && check chase "$T/chase" node.next heap
 else echo "not ok chase: cc failed"; fi
 
-# False sharing from watch samples: the verdict, both fields, the transfers between them.
-if run false_sharing $B/false_sharing -- 200000000; then
-	check false_sharing $B/false_sharing - global
-	/usr/bin/python3 - "$T/false_sharing.json" <<'PY'
+# False sharing from real traps: count_ops loads and stores stats.ops once per iteration,
+# count_errors stats.errors, and main loads each once to print them: 2N+1 accesses each.
+# The verdict of the line depends on the schedule here (main's read of errors is a true
+# sharing pair that could weigh as much as the false one if the workers never overlapped:
+# watch.sh asserts the verdict on a program without it); the false-sharing pair of the two
+# fields is there for any schedule.
+if real real-false_sharing $B/false_sharing \
+	"stats+0:worker_stats.ops:40001,stats+8:worker_stats.errors:40001" -- \
+	stats.ops stats.errors -- 20000; then
+	check real-false_sharing $B/false_sharing - global
+	/usr/bin/python3 - "$T/real-false_sharing.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 top = d['lines'][0] if d['lines'] else {}
-fields = {f['field'] for f in top.get('fields', [])}
+f = {f['field']: f for f in top.get('fields', [])}
 pairs = {frozenset((p['a'], p['b'])) for p in top.get('pairs', []) if p['kind'] == 'false_sharing'}
-ok = (top.get('verdict') == 'false_sharing' and top.get('object') == 'stats' and
-      top.get('contention_kind') == 'transfers' and top.get('transfers', 0) > 0 and
-      {'worker_stats.ops', 'worker_stats.errors'} <= fields and
+counts = {k: (v['loads'], v['stores']) for k, v in f.items()}
+ok = (top.get('object') == 'stats' and top.get('contention_kind') == 'transfers' and
+      top.get('transfers', 0) > 0 and
+      counts == {'worker_stats.ops': (20001, 20000), 'worker_stats.errors': (20001, 20000)} and
       frozenset(('worker_stats.ops', 'worker_stats.errors')) in pairs)
-print(('ok' if ok else 'not ok') + ' false_sharing: top line is false sharing of '
-      'worker_stats.ops with worker_stats.errors, by transfers')
+print(('ok' if ok else 'not ok') + ' real-false_sharing: worker_stats.ops and .errors, 20001 '
+      'loads and 20000 stores each, a false-sharing pair, by transfers')
 if not ok:
-    print('    ', top.get('verdict'), top.get('object'), top.get('contention_kind'), fields, pairs)
+    print('    ', top.get('object'), top.get('contention_kind'), top.get('transfers'), counts, pairs)
 PY
 fi
 

@@ -1,7 +1,10 @@
 /* timer2watch IN OUT [--max-watch N] [--len N] [--off-by-one]: a `hitmap record -c watch` recording made
  * from a `hitmap record -c timer` one, for testing the watchpoint path of the report on
- * machines whose hypervisor accepts debug-register watchpoints but never delivers their
- * traps (`hitmap record -c watch` exits 3 there). These samples are SYNTHESIZED, not
+ * data that real traps cannot reach: `--watch` arms globals and statics by name, while
+ * heap objects, stack locals and thread-locals have addresses only at run time (and a
+ * deliberately wrong file, --off-by-one, cannot come from the kernel). Debug-register
+ * traps do fire on this VM (tests/e2e/watch.sh counts them exactly, as perf does), and
+ * tests/e2e/watchsym.sh uses real traps for globals. These samples are SYNTHESIZED, not
  * recorded: each is what the kernel would have written had a watchpoint been armed on a
  * range that a timer sample saw accessed, at the moment of that access.
  *

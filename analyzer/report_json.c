@@ -137,6 +137,20 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 		field_obj(j, &ln->fields[i], kind);
 	hm_json_arr_end(j);
 	hm_json_str(j, "fix", ln->fix);
+	hm_json_str(j, "confidence", hm_confidence_name(ln->confidence));
+	hm_json_bool(j, "latent", ln->latent);
+	if (ln->latent)
+		hm_json_u64(j, "latent_cpu", ln->latent_cpu);
+	hm_json_str(j, "evidence", ln->evidence);
+	hm_json_str(j, "advice", ln->advice);
+	if (ln->nr_pairs) {
+		hm_json_obj_begin(j, "sides");
+		hm_json_u64(j, "a_records", ln->ev_records[0]);
+		hm_json_u64(j, "a_stores", ln->ev_stores[0]);
+		hm_json_u64(j, "b_records", ln->ev_records[1]);
+		hm_json_u64(j, "b_stores", ln->ev_stores[1]);
+		hm_json_obj_end(j);
+	}
 	hm_json_str(j, "contention_kind", kind);
 	if (ln->pid == HM_LINES_KERNEL_PID)
 		hm_json_null(j, "pid");

@@ -398,11 +398,30 @@ static const char *fix_two_objects(struct hm_arena *a, const struct hm_lfield *f
 			       first->field);
 }
 
+/* Two elements of one array, used by different threads. */
+static const char *fix_elements(struct hm_arena *a, const char *array, const struct hm_type *elem,
+				uint32_t L)
+{
+	const char *name = hm_type_name(elem) ? hm_type_name(elem) : "element";
+
+	if (elem->size % L == 0)
+		return hm_arena_printf(a, "give each element of %s its own cache line: align %s "
+				       "to %u (__attribute__((aligned(%u)))) so that the array "
+				       "starts on a line", array ? array : "the array", name, L, L);
+	return hm_arena_printf(a, "give each element of %s its own cache line: align %s to %u "
+			       "(__attribute__((aligned(%u)))), which pads it from %" PRIu64
+			       " to %" PRIu64 " bytes, or give each thread its own copy",
+			       array ? array : "the array", name, L, L, elem->size,
+			       (elem->size + L - 1) / L * L);
+}
+
 static const char *fix_false(struct hm_arena *a, const struct hm_line *ln,
 			     const struct hm_pair *p, uint32_t L)
 {
 	const struct hm_lfield *fa = &ln->fields[p->a], *fb = &ln->fields[p->b];
 	const struct hm_lfield *first = fa, *mover = fb;	/* rows sort by offset */
+	const struct hm_type *elem;
+	uint64_t nel = 1;
 
 	if (!fa->obj_base || !fb->obj_base)
 		return hm_arena_printf(a,
@@ -410,6 +429,9 @@ static const char *fix_false(struct hm_arena *a, const struct hm_line *ln,
 				       "%u, one writing): pad or align the later one to %u; "
 				       "record with debug info (-g) to have them named",
 				       fa->field, fb->field, p->tid_a, p->tid_b, L);
+	if (fa->obj_base == fb->obj_base && (elem = hm_type_agg(fa->type, &nel)) && nel > 1 &&
+	    elem->size && fa->field_off / elem->size != fb->field_off / elem->size)
+		return fix_elements(a, fa->object, elem, L);
 	if (fa->obj_base == fb->obj_base) {
 		if (fa->field_off > fb->field_off) {
 			first = fb;

@@ -120,6 +120,8 @@ struct hm_wi_suggestion {
 	struct hm_wi_group *groups;	/* in the new order */
 	uint32_t nr_groups;
 	int needed;			/* 0: no two groups need separating */
+	int per_instance;		/* different threads write different objects that
+					 * can share a line: the type itself gets aligned */
 	int32_t *group_of;		/* old member index -> group */
 	uint32_t nr_members;
 	struct hm_wi_edit *edits;	/* the order, then each group's alignment */

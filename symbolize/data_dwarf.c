@@ -242,6 +242,7 @@ static const struct hm_type *build_typedef(struct hm_ti *ti, Dwarf_Die *die, int
 	if (!t->ref)
 		t->ref = build_ref(ti, die, depth);
 	t->size = t->ref ? t->ref->size : 0;
+	hm_type_set_alias(t);
 	return t;
 }
 

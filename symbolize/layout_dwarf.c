@@ -226,6 +226,7 @@ static const struct hm_type *convert(struct hm_layout *lay, Dwarf_Off off, int d
 		t->ref = convert_ref(lay, &die, depth);
 		if (!t->size && t->ref)
 			t->size = t->ref->size;
+		hm_type_set_alias(t);
 		break;
 	case HM_T_FUNC:
 		convert_func(lay, &die, t, depth);

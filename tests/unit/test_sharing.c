@@ -177,6 +177,32 @@ static void test_shared_line_ranks_above_private(void **state)
 	set_free(s);
 }
 
+/* gargs[0] and gargs[1] of lreg_args gargs[2] (one object, two elements) written by two
+ * threads: the fix gives each element its own line; padding before a member would not. */
+static void test_array_elements_of_one_global_get_element_fix(void **state)
+{
+	struct set *s = set_new();
+	struct hm_type elem = { .kind = HM_T_STRUCT, .alias = "lreg_args", .size = 16 };
+	struct hm_type arr = { .kind = HM_T_ARRAY, .nelems = 2, .ref = &elem, .size = 32 };
+	const struct hm_line *ln;
+
+	(void)state;
+	for (int i = 0; i < 40; i++)
+		add(s, (struct spec){ BASE + 16 * (uint64_t)(i % 2), 8, HM_OP_STORE,
+				      501 + (uint32_t)(i % 2), (uint32_t)(i % 2), (uint64_t)i, "gargs",
+				      BASE, i % 2 ? "gargs[1].hits" : "gargs[0].hits", HM_SRC_TIMER });
+	for (size_t i = 0; i < s->n; i++)
+		s->acc[i].type = &arr;
+	build(s, 0);
+	ln = &s->lines.lines[0];
+	assert_int_equal(ln->verdict, HM_V_FALSE_SHARING);
+	assert_non_null(strstr(ln->fix, "give each element of gargs its own cache line"));
+	assert_non_null(strstr(ln->fix, "align lreg_args to 64"));
+	assert_non_null(strstr(ln->fix, "pads it from 16 to 64 bytes"));
+	assert_null(strstr(ln->fix, "insert"));
+	set_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_confidence_high_needs_records_and_interleaving),
 		cmocka_unit_test(test_evidence_names_both_sides_with_counts),
 		cmocka_unit_test(test_shared_line_ranks_above_private),
+		cmocka_unit_test(test_array_elements_of_one_global_get_element_fix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

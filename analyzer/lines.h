@@ -45,6 +45,15 @@ enum hm_verdict {
 	HM_V_FEW_SAMPLES,		/* a sharing pair, on too few samples to call it */
 };
 
+/* Whether a line's fix was replayed through whatif before it was printed (fixcheck.c). */
+enum hm_fix_check {
+	HM_FIX_UNCHECKED,		/* not examined (below the lines checked, or none) */
+	HM_FIX_REPLAYED,		/* its replay leaves no false sharing for the type */
+	HM_FIX_FAILED,			/* no candidate's replay removed it: fix is NULL */
+	HM_FIX_NOT_LAYOUT,		/* no layout change expresses it (true sharing,
+					 * elements of one array member, unnamed objects) */
+};
+
 /* How much the samples behind a sharing verdict say (docs/report.md, Confidence). */
 enum hm_confidence {
 	HM_CONF_NONE,			/* no sharing verdict */
@@ -71,6 +80,7 @@ struct hm_lfield {
 	const struct hm_type *type;	/* the object's type when known */
 	uint64_t obj_base;		/* runtime address of the object, 0 if unknown */
 	uint64_t field_off;		/* offset inside the object (valid with obj_base) */
+	enum hm_method method;		/* how the object was found (heap: malloc'd) */
 	int named;			/* field came from symbolization */
 	uint64_t records, loads, stores, locked;
 	uint64_t conflicts;		/* timer conflicts this row took part in (either side) */
@@ -127,6 +137,8 @@ struct hm_line {
 	struct hm_pair *pairs;		/* heaviest first */
 	uint32_t nr_pairs;
 	const char *fix;		/* one sentence; NULL for private and read-only */
+	enum hm_fix_check fix_check;	/* set by hm_fixcheck_lines */
+	const char *fix_replay;		/* what the replay of the fix showed, or why none */
 	enum hm_confidence confidence;
 	int latent;			/* a sharing pair, but every access on one CPU */
 	uint32_t latent_cpu;		/* that CPU, when latent */

@@ -173,6 +173,7 @@ static void line_rows(struct ctx *c, struct hm_line *ln, const struct hm_lrec *r
 		f->type = x->type;
 		f->obj_base = x->obj_base;
 		f->field_off = x->field_off;
+		f->method = x->method;
 	}
 	for (size_t i = 0; i < m; i++)
 		c->fidx[i] = c->remap[c->fidx[i]];

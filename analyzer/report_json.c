@@ -1,5 +1,6 @@
 /* hitmap.report/1 (DESIGN.md, JSON contract; docs/report.md lists every key). Keys are
  * only ever added: tests, bots and scripts read this. */
+#include "analyzer/fixcheck.h"
 #include "analyzer/report_print.h"
 
 #include "core/json.h"
@@ -137,6 +138,8 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 		field_obj(j, &ln->fields[i], kind);
 	hm_json_arr_end(j);
 	hm_json_str(j, "fix", ln->fix);
+	hm_json_str(j, "fix_check", hm_fix_check_name(ln->fix_check));
+	hm_json_str(j, "fix_replay", ln->fix_replay);
 	hm_json_str(j, "confidence", hm_confidence_name(ln->confidence));
 	hm_json_bool(j, "latent", ln->latent);
 	if (ln->latent)

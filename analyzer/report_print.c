@@ -268,6 +268,8 @@ static void sharing_line(FILE *out, const struct hm_lines *l, const struct hm_li
 		fprintf(out, "    %s\n", ln->advice);
 	if (ln->fix)
 		fprintf(out, "    fix: %s\n", ln->fix);
+	if (ln->fix_replay)
+		fprintf(out, "    %s\n", ln->fix_replay);
 }
 
 static void sharing_section(FILE *out, const struct hm_report_view *v)

@@ -209,6 +209,7 @@ int hm_whatif_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	memset(out, 0, sizeof(*out));
 	out->kind = spec->kind;
 	out->line_size = spec->line_size ? spec->line_size : 64;
+	out->aligned_alloc = spec->aligned_alloc;
 	if (spec->kind == HM_WI_LAYOUT) {
 		if (!spec->build)
 			return hm_err_set(err, HM_EXIT_USAGE, "--layout needs the new build's path");

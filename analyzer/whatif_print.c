@@ -306,6 +306,12 @@ void hm_whatif_print_text(FILE *out, struct hm_arena *a, const struct hm_wi_view
 	if (c->dropped)
 		fprintf(out, ", %" PRIu64 " dropped (field absent)", c->dropped);
 	fprintf(out, "\n");
+	if (c->heap_held)
+		fprintf(out, "%" PRIu64 " heap object%s kept the address malloc gave %s (16-byte "
+			     "aligned), although the type now asks for more: allocate with "
+			     "aligned_alloc or posix_memalign, and add --aligned-alloc to predict "
+			     "that\n", c->heap_held, c->heap_held == 1 ? "" : "s",
+			c->heap_held == 1 ? "it" : "them");
 	print_absent(out, p);
 	if (v->sug) {
 		fprintf(out, "\nsuggested layout (%s):\n", v->sug->per_instance
@@ -527,6 +533,7 @@ void hm_whatif_print_json(FILE *out, struct hm_arena *a, const struct hm_wi_view
 	hm_json_u64(&j, "dropped", c->dropped);
 	hm_json_u64(&j, "objects", c->objects);
 	hm_json_u64(&j, "objects_moved", c->objects_moved);
+	hm_json_u64(&j, "heap_held", c->heap_held);
 	hm_json_obj_end(&j);
 	hm_json_arr_begin(&j, "types");
 	for (uint32_t i = 0; i < p->nr_types; i++)

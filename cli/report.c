@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/fixcheck.h"
 #include "analyzer/heatmap.h"
 #include "analyzer/report_print.h"
 #include "analyzer/load.h"
@@ -252,6 +253,7 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 	int rc = 0;
 
 	hm_lines_acc_end(r->lines, &lines);
+	hm_fixcheck_lines(&r->ar, &lines, HM_FIX_CHECK_LINES);
 	r->lines = NULL;
 	hm_splits_end(r->splits);
 	r->splits = NULL;

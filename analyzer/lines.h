@@ -17,6 +17,8 @@
 #define HM_LINES_TOP_SITES 5		/* code sites kept per field row */
 #define HM_LINES_MAX_PAIRS 8		/* field pairs kept per shared line */
 #define HM_LINES_KERNEL_PID UINT32_MAX	/* address space of kernel-half addresses */
+#define HM_LINES_TLS_SPACE 0x80000000u	/* | tid: one thread's TLS, by thread-pointer offset */
+#define HM_LINES_IS_TLS(space) ((space) != HM_LINES_KERNEL_PID && ((space) & HM_LINES_TLS_SPACE))
 #define HM_LINES_WINDOW_NS 100000	/* default timer conflict window: 100 us */
 
 /* A thread or a CPU and what it did. */
@@ -191,6 +193,9 @@ void hm_lines_acc_end(struct hm_lines_acc *m, struct hm_lines *out);
 void hm_lines_set_source(struct hm_lines *l, enum hm_source src);
 /* Sorts: shared verdicts first, then contention, records, address. */
 void hm_lines_rank(struct hm_lines *l);
+/* The address space an access's line belongs to: its process, the kernel (one space), or
+ * one thread's static TLS (HM_LINES_TLS_SPACE | tid) when only the offset is known. */
+uint32_t hm_lines_space(const struct hm_access *x);
 /* A store, or an atomic read-modify-write (which takes the line exclusively even when
  * decoded as a load). */
 int hm_lines_writes(const struct hm_access *x);

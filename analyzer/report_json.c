@@ -155,10 +155,14 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 		hm_json_obj_end(j);
 	}
 	hm_json_str(j, "contention_kind", kind);
-	if (ln->pid == HM_LINES_KERNEL_PID)
+	if (ln->pid == HM_LINES_KERNEL_PID) {
 		hm_json_null(j, "pid");
-	else
+	} else if (HM_LINES_IS_TLS(ln->pid)) {
+		hm_json_u64(j, "pid", ln->nr_threads ? ln->threads[0].pid : 0);
+		hm_json_u64(j, "tls_thread", ln->pid & ~HM_LINES_TLS_SPACE);
+	} else {
 		hm_json_u64(j, "pid", ln->pid);
+	}
 	hm_json_u64(j, "records", ln->records);
 	hm_json_u64(j, "loads", ln->loads);
 	hm_json_u64(j, "stores", ln->stores);

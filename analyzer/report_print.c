@@ -106,6 +106,15 @@ static const char *site_list(char *buf, size_t len, const struct hm_lfield *f)
 	return buf;
 }
 
+/* A line's address; one thread's TLS line by its offset from the thread pointer. */
+static void line_addr(char *buf, size_t len, const struct hm_line *ln)
+{
+	if (HM_LINES_IS_TLS(ln->pid))
+		snprintf(buf, len, "%%fs-0x%" PRIx64, -ln->addr);
+	else
+		snprintf(buf, len, "0x%" PRIx64, ln->addr);
+}
+
 static void latency(FILE *out, const struct hm_line *ln)
 {
 	int any = 0;
@@ -148,7 +157,7 @@ static void lines_table(FILE *out, const struct hm_report_view *v)
 		const struct hm_line *ln = &l->lines[i];
 		char addr[32];
 
-		snprintf(addr, sizeof(addr), "0x%" PRIx64, ln->addr);
+		line_addr(addr, sizeof(addr), ln);
 		fprintf(out, "%5zu  %-18s  %-*s  %-15s %10" PRIu64 " %9" PRIu64 " %9" PRIu64
 			" %9" PRIu64 " %7u %4u\n", i + 1, addr, w, or_q(ln->object),
 			hm_verdict_name(ln->verdict), ln->contention, ln->records, ln->loads,
@@ -245,8 +254,11 @@ static void pair_side(FILE *out, const struct hm_lfield *f, uint32_t tid)
 
 static void sharing_line(FILE *out, const struct hm_lines *l, const struct hm_line *ln)
 {
-	fprintf(out, "0x%" PRIx64 " (%s): %s, %" PRIu64 " %s, %u threads on %u cpus, "
-		"confidence %s\n", ln->addr, or_q(ln->object),
+	char addr[32];
+
+	line_addr(addr, sizeof(addr), ln);
+	fprintf(out, "%s (%s): %s, %" PRIu64 " %s, %u threads on %u cpus, "
+		"confidence %s\n", addr, or_q(ln->object),
 		ln->verdict == HM_V_FALSE_SHARING ? "false sharing" : "true sharing",
 		ln->contention, hm_contention_name(l->source), ln->nr_threads, ln->nr_cpus,
 		hm_confidence_name(ln->confidence));
@@ -301,7 +313,10 @@ static void sharing_section(FILE *out, const struct hm_report_view *v)
 		if (ln->verdict != HM_V_FEW_SAMPLES)
 			continue;
 		k++;
-		fprintf(out, "0x%" PRIx64 " (%s): %s\n    %s\n", ln->addr, or_q(ln->object),
+		char addr[32];
+
+		line_addr(addr, sizeof(addr), ln);
+		fprintf(out, "%s (%s): %s\n    %s\n", addr, or_q(ln->object),
 			ln->evidence, ln->advice);
 	}
 }

@@ -203,6 +203,49 @@ static void test_array_elements_of_one_global_get_element_fix(void **state)
 	set_free(s);
 }
 
+/* Two threads' own __thread counters, sampled by the timer: only their offsets from the
+ * thread pointer are known (%fs:-0x10, %fs:-0x8), and each thread's block is its own
+ * space, so they never share a line; kernel-half addresses of kernel samples stay one
+ * space for every CPU. */
+static void test_tls_copies_of_two_threads_never_share(void **state)
+{
+	struct set *s = set_new();
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		add(s, (struct spec){ (uint64_t)-16, 8, HM_OP_STORE, 101, 0, 1000 * (uint64_t)i,
+				      "nr_reads", (uint64_t)-16, "nr_reads", HM_SRC_TIMER });
+		add(s, (struct spec){ (uint64_t)-8, 8, HM_OP_STORE, 102, 1, 1000 * (uint64_t)i + 500,
+				      "nr_writes", (uint64_t)-8, "nr_writes", HM_SRC_TIMER });
+	}
+	build(s, 1000);
+	assert_int_equal(s->lines.nr, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const struct hm_line *ln = &s->lines.lines[i];
+
+		assert_int_equal(ln->verdict, HM_V_PRIVATE);
+		assert_true(HM_LINES_IS_TLS(ln->pid));
+		assert_string_equal(ln->object, ln->threads[0].id == 101 ? "nr_reads (thread 101)"
+									 : "nr_writes (thread 102)");
+	}
+	set_free(s);
+
+	s = set_new();
+	for (int i = 0; i < 40; i++) {
+		add(s, (struct spec){ (uint64_t)-16, 8, HM_OP_STORE, 101, 0, 1000 * (uint64_t)i,
+				      "kvar", (uint64_t)-16, "kvar.a", HM_SRC_TIMER });
+		add(s, (struct spec){ (uint64_t)-8, 8, HM_OP_STORE, 102, 1, 1000 * (uint64_t)i + 500,
+				      "kvar", (uint64_t)-16, "kvar.b", HM_SRC_TIMER });
+	}
+	for (size_t i = 0; i < s->n; i++)
+		s->acc[i].s.kernel = 1;
+	build(s, 1000);
+	assert_int_equal(s->lines.nr, 1);
+	assert_int_equal(s->lines.lines[0].pid, HM_LINES_KERNEL_PID);
+	assert_int_equal(s->lines.lines[0].verdict, HM_V_FALSE_SHARING);
+	set_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_evidence_names_both_sides_with_counts),
 		cmocka_unit_test(test_shared_line_ranks_above_private),
 		cmocka_unit_test(test_array_elements_of_one_global_get_element_fix),
+		cmocka_unit_test(test_tls_copies_of_two_threads_never_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@ PKGS    := libdw libelf capstone libbpf
 CFLAGS  ?= -O2 -g
 # Kept apart from CFLAGS so that `make CFLAGS=...` (the asan build) keeps them.
 HM_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-HM_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf) -lpfm -lm
+# -lstdc++: the C++ ABI's demangler (__cxa_demangle) for C++ function names.
+HM_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf) -lpfm -lm -lstdc++
 BUILD   ?= build
 
 LIB_SRCS  := $(sort $(wildcard core/*.c collectors/*.c symbolize/*.c analyzer/*.c))

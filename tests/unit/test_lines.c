@@ -323,6 +323,7 @@ static void test_address_spaces_per_pid_except_kernel(void **state)
 			      HM_SRC_TIMER });
 	s->acc[1].s.pid = 77;
 	s->acc[3].s.pid = 77;
+	s->acc[2].s.kernel = s->acc[3].s.kernel = 1;	/* kernel data is touched by kernel code */
 	build(s, 0);
 	assert_int_equal(s->lines.nr, 3);
 	for (size_t i = 0; i < s->lines.nr; i++)

@@ -5,7 +5,8 @@ PKGS    := libdw libelf capstone libbpf
 CFLAGS  ?= -O2 -g
 # Kept apart from CFLAGS so that `make CFLAGS=...` (the asan build) keeps them.
 HM_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-HM_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf) -lpfm -lm
+# -lstdc++: the C++ ABI's demangler (__cxa_demangle) for C++ function names.
+HM_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf) -lpfm -lm -lstdc++
 BUILD   ?= build
 
 LIB_SRCS  := $(sort $(wildcard core/*.c collectors/*.c symbolize/*.c analyzer/*.c))
@@ -48,7 +49,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 # Installs what the build and the tests need on a fresh Debian 12 machine, only when missing.
 DEB_PKGS := build-essential pkg-config libdw-dev libelf-dev libcapstone-dev libpfm4-dev \
             libbpf-dev libcmocka-dev libdebuginfod-dev linux-perf dwarves python3 clang \
-            libclang-rt-14-dev
+            libclang-rt-14-dev dwz
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \

@@ -290,12 +290,12 @@ static int32_t row_at(const struct hm_heat *h, const uint64_t *ends, uint64_t of
 
 int hm_heat_type_matches(const struct hm_type *t, const struct hm_type *u)
 {
-	u = hm_type_strip(u);
+	u = hm_type_agg(u, NULL);	/* an array of t is made of t */
 	if (u == t)
 		return 1;
 	/* the same struct seen through another module's debug info */
-	return u && u->kind == t->kind && u->name && t->name && u->size == t->size &&
-	       !strcmp(u->name, t->name);
+	return u && u->kind == t->kind && hm_type_name(u) && hm_type_name(t) &&
+	       u->size == t->size && !strcmp(hm_type_name(u), hm_type_name(t));
 }
 
 struct ent {
@@ -335,6 +335,8 @@ static size_t collect(const struct hm_heat *h, const uint64_t *ends, const struc
 
 		if (!x->type || !hm_heat_type_matches(h->type, x->type))
 			continue;
+		if (hm_type_strip(x->type) != h->type && off >= h->size)
+			off %= h->size;	/* an element of an array of the type */
 		if (off >= h->size) {
 			(*outside)++;
 			continue;
@@ -346,8 +348,8 @@ static size_t collect(const struct hm_heat *h, const uint64_t *ends, const struc
 			.seq = i,
 			.tid = x->s.tid,
 			.op = x->s.op,
-			.line = x->field_off / h->line_size,
-			.key = line_key(x, x->field_off / h->line_size, h->line_size),
+			.line = off / h->line_size,
+			.key = line_key(x, off / h->line_size, h->line_size),
 			.row = row_at(h, ends, off, x->field),
 		};
 		k++;
@@ -440,12 +442,12 @@ int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_h
 
 	memset(h, 0, sizeof(*h));
 	*acc = NULL;
-	t = hm_type_strip(t);
+	t = hm_type_agg(t, NULL) ? hm_type_agg(t, NULL) : hm_type_strip(t);
 	if (!hm_type_is_aggregate(t) || !t->size) {
 		hm_err_set(err, HM_EXIT_INPUT,
 			   "heat map of %s: not a struct, union or class with a size; name a "
 			   "defined aggregate type",
-			   t && t->name ? t->name : "(anonymous)");
+			   hm_type_name(t) ? hm_type_name(t) : "(anonymous)");
 		return -EINVAL;
 	}
 	if (ls & (ls - 1)) {
@@ -454,7 +456,7 @@ int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_h
 		return -EINVAL;
 	}
 	h->type = t;
-	h->name = t->name ? t->name : "(anonymous)";
+	h->name = hm_type_name(t) ? hm_type_name(t) : "(anonymous)";
 	h->size = t->size;
 	h->line_size = ls;
 	h->all_elems = r.all_elems;

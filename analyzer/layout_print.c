@@ -224,7 +224,11 @@ void hm_layout_print_text(FILE *out, struct hm_arena *a, const struct hm_type *t
 
 	t = hm_type_strip(t);
 	hm_shape_compute(a, t, o->line_size, &s);
-	fprintf(out, "%s %s {\n", kw_of(t), t->name ? t->name : "(anonymous)");
+	/* typedef struct { ... } lreg_args; prints as pahole -C lreg_args prints it */
+	if (!t->name && t->alias)
+		fprintf(out, "typedef %s {\n", kw_of(t));
+	else
+		fprintf(out, "%s %s {\n", kw_of(t), t->name ? t->name : "(anonymous)");
 	open_type(&p, t);
 	print_members(&p, t, 0, 0);
 	print_summary(&p, &s);
@@ -233,6 +237,8 @@ void hm_layout_print_text(FILE *out, struct hm_arena *a, const struct hm_type *t
 		fprintf(out, " __attribute__((__packed__))");
 	if (t->align)
 		fprintf(out, " __attribute__((__aligned__(%u)))", t->align);
+	if (!t->name && t->alias)
+		fprintf(out, " %s", t->alias);
 	fprintf(out, ";\n");
 }
 

@@ -58,75 +58,7 @@ int hm_fkind_mask(const char *list, unsigned *mask)
 	return 0;
 }
 
-/* Units per type, far above any real struct (task_struct: ~1,000 leaves); a corrupt file
- * that nests a struct in itself stops here. */
-#define MAX_UNITS 4096
-
-struct leaf {
-	const char *path, *type;
-	uint64_t bit_off, bits;
-	uint64_t first_line, last_line;
-};
-
-struct leaves {
-	struct hm_arena *a;
-	uint32_t line;
-	struct leaf *v;
-	size_t n, cap;
-	struct hm_hash by_path;
-	unsigned long visits;		/* walk_units calls: bounded like the leaves */
-};
-
-static void push_leaf(struct leaves *L, const char *path, uint64_t bit_off, uint64_t bits,
-		      const char *type)
-{
-	struct leaf *l;
-
-	if (L->n == L->cap) {
-		L->cap = L->cap ? L->cap * 2 : 64;
-		L->v = realloc(L->v, L->cap * sizeof(*L->v));
-		if (!L->v)
-			abort();
-	}
-	l = &L->v[L->n++];
-	l->path = hm_arena_strdup(L->a, *path ? path : "(anonymous)");
-	l->type = type;
-	l->bit_off = bit_off;
-	l->bits = bits;
-	l->first_line = bit_off / 8 / L->line;
-	l->last_line = bits ? (bit_off + bits - 1) / 8 / L->line : l->first_line;
-}
-
-static int add_leaf(const struct hm_field *f, void *ctx)
-{
-	struct leaves *L = ctx;
-	const char *tc, *nc;
-
-	if (L->n >= 4 * MAX_UNITS)
-		return 1;	/* a corrupt, self-nesting type: keep what came first */
-
-	hm_type_decl(L->a, f->m->type, NULL, &tc, &nc);
-	push_leaf(L, f->path, f->bit_offset, f->m->bit_size ? f->m->bit_size : f->size * 8,
-		  *nc ? hm_arena_printf(L->a, "%s %s", tc, nc) : tc);
-	return 0;
-}
-
-static void collect(struct leaves *L, struct hm_arena *a, const struct hm_type *t, uint32_t line)
-{
-	memset(L, 0, sizeof(*L));
-	L->a = a;
-	L->line = line;
-	hm_layout_walk(t, 0, add_leaf, L);
-	hm_hash_init(&L->by_path);
-	for (size_t i = 0; i < L->n; i++)
-		hm_hash_put(&L->by_path, L->v[i].path, &L->v[i]);
-}
-
-static void leaves_free(struct leaves *L)
-{
-	free(L->v);
-	hm_hash_free(&L->by_path);
-}
+#include "analyzer/layoutdiff_int.h"
 
 static struct hm_finding *add(struct hm_arena *a, struct hm_type_diff *td, enum hm_fkind k,
 			      const char *member)
@@ -188,47 +120,6 @@ static void member_changes(struct hm_arena *a, struct hm_type_diff *td, const st
 					  (unsigned long long)n->last_line)
 			: hm_arena_printf(a, "no longer crosses a line boundary");
 	}
-}
-
-/* Pairs of members present in both builds whose sharing of a cache line changed. */
-/* Sharing is judged between *units*: leaves, except that a union counts as one unit (its
- * alternatives share their bytes and move together; pairing each of them with every
- * other member would multiply the findings by the union's width). */
-static void walk_units(struct leaves *L, const struct hm_type *t, uint64_t base, const char *prefix,
-		       int depth)
-{
-	uint32_t nr;
-	const struct hm_member *m;
-
-	if (L->visits++ > 4 * MAX_UNITS)
-		return;
-	m = hm_type_members(t, &nr);
-	for (uint32_t i = 0; i < nr && depth < 32 && L->n < MAX_UNITS; i++) {
-		const struct hm_type *s = hm_type_strip(m[i].type);
-		uint64_t bits = m[i].bit_size ? m[i].bit_size : (s ? s->size * 8 : 0);
-		const char *path = m[i].name ? (*prefix ? hm_arena_printf(L->a, "%s.%s", prefix,
-									    m[i].name)
-							 : m[i].name)
-					     : prefix;
-
-		if (!m[i].bit_size && s && (s->kind == HM_T_STRUCT || s->kind == HM_T_CLASS))
-			walk_units(L, s, base + m[i].bit_offset, path, depth + 1);
-		else
-			push_leaf(L, path, base + m[i].bit_offset, bits,
-				  s && s->kind == HM_T_UNION ? "union" : "");
-	}
-}
-
-static void collect_units(struct leaves *L, struct hm_arena *a, const struct hm_type *t,
-			  uint32_t line)
-{
-	memset(L, 0, sizeof(*L));
-	L->a = a;
-	L->line = line;
-	walk_units(L, hm_type_strip(t), 0, "", 0);
-	hm_hash_init(&L->by_path);
-	for (size_t i = 0; i < L->n; i++)
-		hm_hash_put(&L->by_path, L->v[i].path, &L->v[i]);
 }
 
 static void sharing_changes(struct hm_arena *a, struct hm_type_diff *td, struct leaves *O,
@@ -308,15 +199,18 @@ next:;
 	}
 }
 
-static const char *hole_owner(const struct hm_member_shape *ms)
+/* A member as hole findings name it: its name, else what anonymous members are named by. */
+static const char *hole_owner(struct hm_arena *a, const struct hm_shape *s, uint32_t i)
 {
-	return ms->m->name ? ms->m->name : "(anonymous)";
+	const struct hm_member *m = s->ms[i].m;
+
+	return m->name ? m->name : hm_ld_anon_path(a, "", hm_type_strip(m->type), i);
 }
 
-static uint64_t hole_after(const struct hm_shape *s, const char *name)
+static uint64_t hole_after(struct hm_arena *a, const struct hm_shape *s, const char *name)
 {
 	for (uint32_t i = 0; i < s->nr; i++)
-		if (!strcmp(hole_owner(&s->ms[i]), name))
+		if (!strcmp(hole_owner(a, s, i), name))
 			return s->ms[i].hole_after;
 	return 0;
 }
@@ -325,21 +219,23 @@ static void hole_changes(struct hm_arena *a, struct hm_type_diff *td, const stru
 			 const struct hm_shape *sn)
 {
 	for (uint32_t i = 0; i < sn->nr; i++) {
-		uint64_t now = sn->ms[i].hole_after, was = hole_after(so, hole_owner(&sn->ms[i]));
+		const char *who = hole_owner(a, sn, i);
+		uint64_t now = sn->ms[i].hole_after, was = hole_after(a, so, who);
 		struct hm_finding *f;
 
 		if (now > was) {
-			f = add(a, td, HM_F_HOLE, hole_owner(&sn->ms[i]));
+			f = add(a, td, HM_F_HOLE, who);
 			f->new_offset = (int64_t)(sn->ms[i].offset + sn->ms[i].size);
 			f->detail = hm_arena_printf(a, "%llu-byte hole after it (was %llu)",
 						    (unsigned long long)now, (unsigned long long)was);
 		}
 	}
 	for (uint32_t i = 0; i < so->nr; i++) {
-		uint64_t was = so->ms[i].hole_after, now = hole_after(sn, hole_owner(&so->ms[i]));
+		const char *who = hole_owner(a, so, i);
+		uint64_t was = so->ms[i].hole_after, now = hole_after(a, sn, who);
 
 		if (was && !now) {
-			struct hm_finding *f = add(a, td, HM_F_HOLE_GONE, hole_owner(&so->ms[i]));
+			struct hm_finding *f = add(a, td, HM_F_HOLE_GONE, who);
 
 			f->detail = hm_arena_printf(a, "the %llu-byte hole after it is gone",
 						    (unsigned long long)was);
@@ -377,8 +273,8 @@ static struct hm_type_diff *diff_one(struct hm_arena *a, const char *name, const
 		add(a, td, HM_F_ALIGN, NULL)->detail = hm_arena_printf(
 			a, "alignment %llu -> %llu", (unsigned long long)so.align,
 			(unsigned long long)sn.align);
-	collect(&O, a, ot, line);
-	collect(&N, a, nt, line);
+	hm_ld_collect(&O, a, ot, line);
+	hm_ld_collect(&N, a, nt, line);
 	added_removed(a, td, &O, &N);
 	for (size_t i = 0; i < N.n; i++) {
 		const struct leaf *o = hm_hash_get(&O.by_path, N.v[i].path);
@@ -386,13 +282,13 @@ static struct hm_type_diff *diff_one(struct hm_arena *a, const char *name, const
 		if (o)
 			member_changes(a, td, o, &N.v[i]);
 	}
-	leaves_free(&O);
-	leaves_free(&N);
-	collect_units(&O, a, ot, line);
-	collect_units(&N, a, nt, line);
+	hm_ld_leaves_free(&O);
+	hm_ld_leaves_free(&N);
+	hm_ld_collect_units(&O, a, ot, line);
+	hm_ld_collect_units(&N, a, nt, line);
 	sharing_changes(a, td, &O, &N);
-	leaves_free(&O);
-	leaves_free(&N);
+	hm_ld_leaves_free(&O);
+	hm_ld_leaves_free(&N);
 	if (ot->kind != HM_T_UNION)
 		hole_changes(a, td, &so, &sn);
 	return td;

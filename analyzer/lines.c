@@ -87,10 +87,15 @@ static void ctab_free(struct ctab *t)
 
 /* --- grouping --- */
 
-/* User addresses belong to their process; the kernel half is one space for all. */
+/* User addresses belong to their process; the kernel half is one space for all. A
+ * user-mode access at a kernel-half "address" is an offset from its thread pointer
+ * (%fs:-8: a timer sample's static TLS, whose segment base perf does not sample): each
+ * thread's block is its own space, so two threads' copies never share a line. */
 uint32_t hm_lines_space(const struct hm_access *x)
 {
-	return (int64_t)x->s.addr < 0 ? HM_LINES_KERNEL_PID : x->s.pid;
+	if ((int64_t)x->s.addr >= 0)
+		return x->s.pid;
+	return x->s.kernel ? HM_LINES_KERNEL_PID : HM_LINES_TLS_SPACE | (x->s.tid & ~HM_LINES_TLS_SPACE);
 }
 
 static int cmp_time(const void *x, const void *y)
@@ -154,12 +159,15 @@ static void bucket(struct ctx *c, size_t n, const uint32_t *line_of, size_t nl)
 struct lkey {
 	uint64_t contention, records, addr;
 	uint32_t pid, idx;
+	int shared;
 };
 
 static int cmp_lkey(const void *x, const void *y)
 {
 	const struct lkey *a = x, *b = y;
 
+	if (a->shared != b->shared)
+		return a->shared ? -1 : 1;
 	if (a->contention != b->contention)
 		return a->contention > b->contention ? -1 : 1;
 	if (a->records != b->records)
@@ -179,11 +187,6 @@ static uint64_t measure(enum hm_source src, const struct hm_c2c_stats *c2c, uint
 
 void hm_lines_set_source(struct hm_lines *l, enum hm_source src)
 {
-	struct lkey *keys = malloc((l->nr ? l->nr : 1) * sizeof(*keys));
-	struct hm_line *tmp = malloc((l->nr ? l->nr : 1) * sizeof(*tmp));
-
-	if (!keys || !tmp)
-		abort();	/* as the arena does */
 	l->source = src;
 	for (size_t i = 0; i < l->nr; i++) {
 		struct hm_line *ln = &l->lines[i];
@@ -194,8 +197,23 @@ void hm_lines_set_source(struct hm_lines *l, enum hm_source src)
 
 			f->contention = measure(src, f->c2c, f->conflicts, f->transfers);
 		}
+	}
+}
+
+/* Shared lines first: a false-sharing line whose threads never met inside the conflict
+ * window (contention 0) still outranks every private line. */
+void hm_lines_rank(struct hm_lines *l)
+{
+	struct lkey *keys = malloc((l->nr ? l->nr : 1) * sizeof(*keys));
+	struct hm_line *tmp = malloc((l->nr ? l->nr : 1) * sizeof(*tmp));
+
+	if (!keys || !tmp)
+		abort();	/* as the arena does */
+	for (size_t i = 0; i < l->nr; i++) {
+		const struct hm_line *ln = &l->lines[i];
+
 		keys[i] = (struct lkey){ ln->contention, ln->records, ln->addr, ln->pid,
-					 (uint32_t)i };
+					 (uint32_t)i, hm_verdict_shared(ln->verdict) };
 	}
 	hm_sort(keys, l->nr, sizeof(*keys), cmp_lkey);
 	for (size_t i = 0; i < l->nr; i++)
@@ -381,9 +399,26 @@ const char *hm_verdict_name(enum hm_verdict v)
 	case HM_V_FALSE_SHARING: return "false_sharing";
 	case HM_V_TRUE_SHARING: return "true_sharing";
 	case HM_V_READ_ONLY: return "read_only";
+	case HM_V_FEW_SAMPLES: return "too_few_samples";
 	case HM_V_PRIVATE: break;
 	}
 	return "private";
+}
+
+int hm_verdict_shared(enum hm_verdict v)
+{
+	return v == HM_V_FALSE_SHARING || v == HM_V_TRUE_SHARING;
+}
+
+const char *hm_confidence_name(enum hm_confidence c)
+{
+	switch (c) {
+	case HM_CONF_HIGH: return "high";
+	case HM_CONF_MEDIUM: return "medium";
+	case HM_CONF_LOW: return "low";
+	case HM_CONF_NONE: break;
+	}
+	return "none";
 }
 
 const char *hm_source_name(enum hm_source s)

@@ -17,6 +17,8 @@
 #define HM_LINES_TOP_SITES 5		/* code sites kept per field row */
 #define HM_LINES_MAX_PAIRS 8		/* field pairs kept per shared line */
 #define HM_LINES_KERNEL_PID UINT32_MAX	/* address space of kernel-half addresses */
+#define HM_LINES_TLS_SPACE 0x80000000u	/* | tid: one thread's TLS, by thread-pointer offset */
+#define HM_LINES_IS_TLS(space) ((space) != HM_LINES_KERNEL_PID && ((space) & HM_LINES_TLS_SPACE))
 #define HM_LINES_WINDOW_NS 100000	/* default timer conflict window: 100 us */
 
 /* A thread or a CPU and what it did. */
@@ -35,13 +37,41 @@ struct hm_site {
 	uint64_t count;
 };
 
+/* Decided from which threads touch which bytes; the CPUs they ran on are evidence
+ * (hm_line.latent), not part of the verdict. */
 enum hm_verdict {
-	HM_V_PRIVATE,			/* one thread, or all threads on one CPU (when
-					 * the recording has CPUs: hm_lines.cpus_known) */
+	HM_V_PRIVATE,			/* one thread */
 	HM_V_READ_ONLY,			/* several threads, no stores */
 	HM_V_FALSE_SHARING,		/* different threads, disjoint bytes, one writes */
 	HM_V_TRUE_SHARING,		/* different threads, overlapping bytes, one writes */
+	HM_V_FEW_SAMPLES,		/* a sharing pair, on too few samples to call it */
 };
+
+/* Whether a line's fix was replayed through whatif before it was printed (fixcheck.c). */
+enum hm_fix_check {
+	HM_FIX_UNCHECKED,		/* not examined (below the lines checked, or none) */
+	HM_FIX_REPLAYED,		/* its replay leaves no false sharing for the type */
+	HM_FIX_FAILED,			/* no candidate's replay removed it: fix is NULL */
+	HM_FIX_NOT_LAYOUT,		/* no layout change expresses it (true sharing,
+					 * elements of one array member, unnamed objects) */
+};
+
+/* How much the samples behind a sharing verdict say (docs/report.md, Confidence). */
+enum hm_confidence {
+	HM_CONF_NONE,			/* no sharing verdict */
+	HM_CONF_LOW,			/* below the minimum: HM_V_FEW_SAMPLES */
+	HM_CONF_MEDIUM,
+	HM_CONF_HIGH,
+};
+
+/* Sampled (timer, PMU) evidence below which a pair gets no verdict: each side of the
+ * pair at least this many records, the writing side at least HM_MIN_STORES stores. Watch
+ * counts are exact and need no minimum. */
+#define HM_MIN_RECORDS 6
+#define HM_MIN_STORES 3
+/* High confidence: each side this many records, and the pair interleaved (a timer
+ * conflict, a watch transfer) or the line took HITM loads. */
+#define HM_HIGH_RECORDS 30
 
 /* One row of a line: the accesses with the same offset and size. */
 struct hm_lfield {
@@ -52,6 +82,7 @@ struct hm_lfield {
 	const struct hm_type *type;	/* the object's type when known */
 	uint64_t obj_base;		/* runtime address of the object, 0 if unknown */
 	uint64_t field_off;		/* offset inside the object (valid with obj_base) */
+	enum hm_method method;		/* how the object was found (heap: malloc'd) */
 	int named;			/* field came from symbolization */
 	uint64_t records, loads, stores, locked;
 	uint64_t conflicts;		/* timer conflicts this row took part in (either side) */
@@ -108,6 +139,15 @@ struct hm_line {
 	struct hm_pair *pairs;		/* heaviest first */
 	uint32_t nr_pairs;
 	const char *fix;		/* one sentence; NULL for private and read-only */
+	enum hm_fix_check fix_check;	/* set by hm_fixcheck_lines */
+	const char *fix_replay;		/* what the replay of the fix showed, or why none */
+	enum hm_confidence confidence;
+	int latent;			/* a sharing pair, but every access on one CPU */
+	uint32_t latent_cpu;		/* that CPU, when latent */
+	/* The top pair's sides (tid_a on row a, tid_b on row b): records and stores. */
+	uint64_t ev_records[2], ev_stores[2];
+	const char *evidence;		/* one sentence on the top pair; NULL without one */
+	const char *advice;		/* what to do: too few samples, or latent */
 };
 
 struct hm_lines {
@@ -148,13 +188,22 @@ int hm_lines_acc_add(struct hm_lines_acc *m, const struct hm_access *acc, size_t
 		     struct hm_err *err);
 /* Fills out (its arrays live in a) and frees m. */
 void hm_lines_acc_end(struct hm_lines_acc *m, struct hm_lines *out);
-/* Re-ranks by another source's measure (a recording with timer and watch samples). */
+/* Sets whose measure is `contention` (a recording with timer and watch samples); the
+ * order follows at hm_lines_rank (hm_sharing_classify calls it). */
 void hm_lines_set_source(struct hm_lines *l, enum hm_source src);
+/* Sorts: shared verdicts first, then contention, records, address. */
+void hm_lines_rank(struct hm_lines *l);
+/* The address space an access's line belongs to: its process, the kernel (one space), or
+ * one thread's static TLS (HM_LINES_TLS_SPACE | tid) when only the offset is known. */
+uint32_t hm_lines_space(const struct hm_access *x);
 /* A store, or an atomic read-modify-write (which takes the line exclusively even when
  * decoded as a load). */
 int hm_lines_writes(const struct hm_access *x);
 
 const char *hm_verdict_name(enum hm_verdict v);	/* the JSON strings */
+const char *hm_confidence_name(enum hm_confidence c);
+/* Whether the verdict is false or true sharing (what ranks first, what a fix is for). */
+int hm_verdict_shared(enum hm_verdict v);
 const char *hm_source_name(enum hm_source s);	/* "pmu", "timer", "watch" */
 /* "HITM", "transfers" or "conflicts". */
 const char *hm_contention_name(enum hm_source s);
@@ -182,9 +231,10 @@ void hm_sharing_interleave(struct hm_arena *a, struct hm_line *ln, const struct 
 			   struct hm_rowpair *scratch);
 /* sharing.c: sets verdict, pairs and fix of every line. Called by hm_lines_build. */
 void hm_sharing_classify(struct hm_arena *a, struct hm_lines *l);
-/* cpus_known 0: the one-CPU rule for private lines is not applied. */
+/* cpus_known 0: whether all accesses ran on one CPU (latent) is not judged; src: the
+ * contention measure's source (watch counts are exact and need no sample minimum). */
 void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
-		     int cpus_known);
+		     int cpus_known, enum hm_source src);
 
 /* splits.c */
 struct hm_split {

@@ -173,6 +173,7 @@ static void line_rows(struct ctx *c, struct hm_line *ln, const struct hm_lrec *r
 		f->type = x->type;
 		f->obj_base = x->obj_base;
 		f->field_off = x->field_off;
+		f->method = x->method;
 	}
 	for (size_t i = 0; i < m; i++)
 		c->fidx[i] = c->remap[c->fidx[i]];
@@ -295,6 +296,9 @@ const char *hm_lines_object(struct hm_arena *a, const struct hm_line *ln)
 		names[j] = obj;
 		counts[j] = recs;
 	}
+	if (HM_LINES_IS_TLS(ln->pid))	/* one thread's copy */
+		return hm_arena_printf(a, "%s (thread %u)", names[0] ? names[0] : "tls",
+				       ln->pid & ~HM_LINES_TLS_SPACE);
 	if (n <= 1)
 		return names[0];
 	if (n == 2)

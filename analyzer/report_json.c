@@ -1,5 +1,6 @@
 /* hitmap.report/1 (DESIGN.md, JSON contract; docs/report.md lists every key). Keys are
  * only ever added: tests, bots and scripts read this. */
+#include "analyzer/fixcheck.h"
 #include "analyzer/report_print.h"
 
 #include "core/json.h"
@@ -137,11 +138,31 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 		field_obj(j, &ln->fields[i], kind);
 	hm_json_arr_end(j);
 	hm_json_str(j, "fix", ln->fix);
+	hm_json_str(j, "fix_check", hm_fix_check_name(ln->fix_check));
+	hm_json_str(j, "fix_replay", ln->fix_replay);
+	hm_json_str(j, "confidence", hm_confidence_name(ln->confidence));
+	hm_json_bool(j, "latent", ln->latent);
+	if (ln->latent)
+		hm_json_u64(j, "latent_cpu", ln->latent_cpu);
+	hm_json_str(j, "evidence", ln->evidence);
+	hm_json_str(j, "advice", ln->advice);
+	if (ln->nr_pairs) {
+		hm_json_obj_begin(j, "sides");
+		hm_json_u64(j, "a_records", ln->ev_records[0]);
+		hm_json_u64(j, "a_stores", ln->ev_stores[0]);
+		hm_json_u64(j, "b_records", ln->ev_records[1]);
+		hm_json_u64(j, "b_stores", ln->ev_stores[1]);
+		hm_json_obj_end(j);
+	}
 	hm_json_str(j, "contention_kind", kind);
-	if (ln->pid == HM_LINES_KERNEL_PID)
+	if (ln->pid == HM_LINES_KERNEL_PID) {
 		hm_json_null(j, "pid");
-	else
+	} else if (HM_LINES_IS_TLS(ln->pid)) {
+		hm_json_u64(j, "pid", ln->nr_threads ? ln->threads[0].pid : 0);
+		hm_json_u64(j, "tls_thread", ln->pid & ~HM_LINES_TLS_SPACE);
+	} else {
 		hm_json_u64(j, "pid", ln->pid);
+	}
 	hm_json_u64(j, "records", ln->records);
 	hm_json_u64(j, "loads", ln->loads);
 	hm_json_u64(j, "stores", ln->stores);

@@ -106,6 +106,15 @@ static const char *site_list(char *buf, size_t len, const struct hm_lfield *f)
 	return buf;
 }
 
+/* A line's address; one thread's TLS line by its offset from the thread pointer. */
+static void line_addr(char *buf, size_t len, const struct hm_line *ln)
+{
+	if (HM_LINES_IS_TLS(ln->pid))
+		snprintf(buf, len, "%%fs-0x%" PRIx64, -ln->addr);
+	else
+		snprintf(buf, len, "0x%" PRIx64, ln->addr);
+}
+
 static void latency(FILE *out, const struct hm_line *ln)
 {
 	int any = 0;
@@ -141,15 +150,15 @@ static void lines_table(FILE *out, const struct hm_report_view *v)
 				wn = strlen(ln->fields[j].field);
 	}
 	w = width(wn > strlen("object / field") ? wn : strlen("object / field"));
-	fprintf(out, "\n%5s  %-18s  %-*s  %-13s %10s %9s %9s %9s %7s %4s\n", "#",
+	fprintf(out, "\n%5s  %-18s  %-*s  %-15s %10s %9s %9s %9s %7s %4s\n", "#",
 		"line / offset", w, "object / field", "verdict", hm_contention_name(l->source),
 		"records", "loads", "stores", "threads", "cpus");
 	for (size_t i = 0; i < n; i++) {
 		const struct hm_line *ln = &l->lines[i];
 		char addr[32];
 
-		snprintf(addr, sizeof(addr), "0x%" PRIx64, ln->addr);
-		fprintf(out, "%5zu  %-18s  %-*s  %-13s %10" PRIu64 " %9" PRIu64 " %9" PRIu64
+		line_addr(addr, sizeof(addr), ln);
+		fprintf(out, "%5zu  %-18s  %-*s  %-15s %10" PRIu64 " %9" PRIu64 " %9" PRIu64
 			" %9" PRIu64 " %7u %4u\n", i + 1, addr, w, or_q(ln->object),
 			hm_verdict_name(ln->verdict), ln->contention, ln->records, ln->loads,
 			ln->stores, ln->nr_threads, ln->nr_cpus);
@@ -243,43 +252,73 @@ static void pair_side(FILE *out, const struct hm_lfield *f, uint32_t tid)
 		f->field, f->offset, f->size, tid, does, f->loads, f->stores);
 }
 
+static void sharing_line(FILE *out, const struct hm_lines *l, const struct hm_line *ln)
+{
+	char addr[32];
+
+	line_addr(addr, sizeof(addr), ln);
+	fprintf(out, "%s (%s): %s, %" PRIu64 " %s, %u threads on %u cpus, "
+		"confidence %s\n", addr, or_q(ln->object),
+		ln->verdict == HM_V_FALSE_SHARING ? "false sharing" : "true sharing",
+		ln->contention, hm_contention_name(l->source), ln->nr_threads, ln->nr_cpus,
+		hm_confidence_name(ln->confidence));
+	for (uint32_t j = 0; j < ln->nr_pairs; j++) {
+		const struct hm_pair *p = &ln->pairs[j];
+
+		fprintf(out, "    %s: ", hm_verdict_name(p->kind));
+		pair_side(out, &ln->fields[p->a], p->tid_a);
+		fputs(" with ", out);
+		pair_side(out, &ln->fields[p->b], p->tid_b);
+		if (p->events)
+			fprintf(out, "; %" PRIu64 " interleaving%s", p->events,
+				p->events == 1 ? "" : "s");
+		fputc('\n', out);
+	}
+	if (ln->evidence)
+		fprintf(out, "    evidence: %s\n", ln->evidence);
+	if (ln->advice)
+		fprintf(out, "    %s\n", ln->advice);
+	if (ln->fix)
+		fprintf(out, "    fix: %s\n", ln->fix);
+	if (ln->fix_replay)
+		fprintf(out, "    %s\n", ln->fix_replay);
+}
+
 static void sharing_section(FILE *out, const struct hm_report_view *v)
 {
 	const struct hm_lines *l = v->lines;
-	size_t n = 0, multi = 0;
+	size_t n = 0, multi = 0, few = 0;
 
 	fputs("\nsharing\n", out);
-	for (size_t i = 0; i < l->nr; i++)
+	for (size_t i = 0; i < l->nr; i++) {
 		multi += l->lines[i].nr_threads > 1;
+		few += l->lines[i].verdict == HM_V_FEW_SAMPLES;
+	}
 	for (size_t i = 0; i < l->nr && (!v->top || n < v->top); i++) {
-		const struct hm_line *ln = &l->lines[i];
-
-		if (ln->verdict != HM_V_FALSE_SHARING && ln->verdict != HM_V_TRUE_SHARING)
+		if (!hm_verdict_shared(l->lines[i].verdict))
 			continue;
 		n++;
-		fprintf(out, "0x%" PRIx64 " (%s): %s, %" PRIu64 " %s, %u threads on %u cpus\n",
-			ln->addr, or_q(ln->object),
-			ln->verdict == HM_V_FALSE_SHARING ? "false sharing" : "true sharing",
-			ln->contention, hm_contention_name(l->source), ln->nr_threads, ln->nr_cpus);
-		for (uint32_t j = 0; j < ln->nr_pairs; j++) {
-			const struct hm_pair *p = &ln->pairs[j];
-
-			fprintf(out, "    %s: ", hm_verdict_name(p->kind));
-			pair_side(out, &ln->fields[p->a], p->tid_a);
-			fputs(" with ", out);
-			pair_side(out, &ln->fields[p->b], p->tid_b);
-			if (p->events)
-				fprintf(out, "; %" PRIu64 " interleaving%s", p->events,
-					p->events == 1 ? "" : "s");
-			fputc('\n', out);
-		}
-		if (ln->fix)
-			fprintf(out, "    fix: %s\n", ln->fix);
+		sharing_line(out, l, &l->lines[i]);
 	}
 	if (!n)
-		fprintf(out, "no line is shared by threads on different CPUs with a writer "
+		fprintf(out, "no line is shared by threads with a writer on enough samples "
 			     "(%zu lines, %zu of them used by several threads): nothing to move\n",
 			l->nr, multi);
+	if (few)
+		fprintf(out, "\n%zu line%s may be shared but rest on too few samples:\n", few,
+			few == 1 ? "" : "s");
+	for (size_t i = 0, k = 0; i < l->nr && k < few && (!v->top || k < v->top); i++) {
+		const struct hm_line *ln = &l->lines[i];
+
+		if (ln->verdict != HM_V_FEW_SAMPLES)
+			continue;
+		k++;
+		char addr[32];
+
+		line_addr(addr, sizeof(addr), ln);
+		fprintf(out, "%s (%s): %s\n    %s\n", addr, or_q(ln->object),
+			ln->evidence, ln->advice);
+	}
 }
 
 static void splits_section(FILE *out, const struct hm_report_view *v)

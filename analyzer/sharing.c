@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analyzer/c2c.h"
 #include "core/sort.h"
 
 #define MAX_ROWS 128	/* rows examined per line, by records: pairs grow as the square */
@@ -397,11 +398,30 @@ static const char *fix_two_objects(struct hm_arena *a, const struct hm_lfield *f
 			       first->field);
 }
 
+/* Two elements of one array, used by different threads. */
+static const char *fix_elements(struct hm_arena *a, const char *array, const struct hm_type *elem,
+				uint32_t L)
+{
+	const char *name = hm_type_name(elem) ? hm_type_name(elem) : "element";
+
+	if (elem->size % L == 0)
+		return hm_arena_printf(a, "give each element of %s its own cache line: align %s "
+				       "to %u (__attribute__((aligned(%u)))) so that the array "
+				       "starts on a line", array ? array : "the array", name, L, L);
+	return hm_arena_printf(a, "give each element of %s its own cache line: align %s to %u "
+			       "(__attribute__((aligned(%u)))), which pads it from %" PRIu64
+			       " to %" PRIu64 " bytes, or give each thread its own copy",
+			       array ? array : "the array", name, L, L, elem->size,
+			       (elem->size + L - 1) / L * L);
+}
+
 static const char *fix_false(struct hm_arena *a, const struct hm_line *ln,
 			     const struct hm_pair *p, uint32_t L)
 {
 	const struct hm_lfield *fa = &ln->fields[p->a], *fb = &ln->fields[p->b];
 	const struct hm_lfield *first = fa, *mover = fb;	/* rows sort by offset */
+	const struct hm_type *elem;
+	uint64_t nel = 1;
 
 	if (!fa->obj_base || !fb->obj_base)
 		return hm_arena_printf(a,
@@ -409,6 +429,9 @@ static const char *fix_false(struct hm_arena *a, const struct hm_line *ln,
 				       "%u, one writing): pad or align the later one to %u; "
 				       "record with debug info (-g) to have them named",
 				       fa->field, fb->field, p->tid_a, p->tid_b, L);
+	if (fa->obj_base == fb->obj_base && (elem = hm_type_agg(fa->type, &nel)) && nel > 1 &&
+	    elem->size && fa->field_off / elem->size != fb->field_off / elem->size)
+		return fix_elements(a, fa->object, elem, L);
 	if (fa->obj_base == fb->obj_base) {
 		if (fa->field_off > fb->field_off) {
 			first = fb;
@@ -419,17 +442,78 @@ static const char *fix_false(struct hm_arena *a, const struct hm_line *ln,
 	return fix_two_objects(a, first, mover, L);
 }
 
+/* The top pair's two sides: what the pair's threads did on its rows. */
+static void pair_sides(struct hm_line *ln, const struct hm_pair *p)
+{
+	const uint32_t row[2] = { p->a, p->b }, tid[2] = { p->tid_a, p->tid_b };
+
+	for (int s = 0; s < 2; s++) {
+		const struct hm_lfield *f = &ln->fields[row[s]];
+
+		ln->ev_records[s] = ln->ev_stores[s] = 0;
+		for (uint32_t i = 0; i < f->nr_threads; i++) {
+			if (f->threads[i].id != tid[s])
+				continue;
+			ln->ev_records[s] = f->threads[i].records;
+			ln->ev_stores[s] = f->threads[i].stores + f->threads[i].locked;
+		}
+	}
+}
+
+/* Sampled evidence needs a minimum; watch counts every access, so one store is a fact.
+ * HITM loads are the hardware seeing the line move: they stand on their own. */
+static enum hm_confidence confidence(const struct hm_line *ln, const struct hm_pair *p,
+				     int exact)
+{
+	uint64_t least = ln->ev_records[0] < ln->ev_records[1] ? ln->ev_records[0]
+							       : ln->ev_records[1];
+	uint64_t stores = ln->ev_stores[0] > ln->ev_stores[1] ? ln->ev_stores[0]
+							      : ln->ev_stores[1];
+	int moved = p->events || (ln->c2c && hm_c2c_hitm(ln->c2c));
+
+	if (exact || (ln->c2c && hm_c2c_hitm(ln->c2c)))
+		return HM_CONF_HIGH;
+	if (least < HM_MIN_RECORDS || stores < HM_MIN_STORES)
+		return HM_CONF_LOW;
+	return least >= HM_HIGH_RECORDS && moved ? HM_CONF_HIGH : HM_CONF_MEDIUM;
+}
+
+static const char *side_text(struct hm_arena *a, const struct hm_line *ln, uint32_t row,
+			     uint32_t tid, int s)
+{
+	return hm_arena_printf(a, "thread %u %s %s (%" PRIu64 " record%s, %" PRIu64 " store%s)",
+			       tid, ln->ev_stores[s] ? "writes" : "reads", ln->fields[row].field,
+			       ln->ev_records[s], ln->ev_records[s] == 1 ? "" : "s",
+			       ln->ev_stores[s], ln->ev_stores[s] == 1 ? "" : "s");
+}
+
+static const char *evidence(struct hm_arena *a, const struct hm_line *ln,
+			    const struct hm_pair *p, enum hm_source src)
+{
+	const char *what = src == HM_SRC_WATCH ? "transfer" : src == HM_SRC_PMU ? "HITM load"
+										 : "conflict";
+	uint64_t n = src == HM_SRC_PMU ? (ln->c2c ? hm_c2c_hitm(ln->c2c) : 0) : p->events;
+
+	return hm_arena_printf(a, "%s; %s; %" PRIu64 " %s%s %s, on %u CPU%s",
+			       side_text(a, ln, p->a, p->tid_a, 0),
+			       side_text(a, ln, p->b, p->tid_b, 1), n, what, n == 1 ? "" : "s",
+			       src == HM_SRC_PMU ? "on the line" : "between them", ln->nr_cpus,
+			       ln->nr_cpus == 1 ? "" : "s");
+}
+
 void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
-		     int cpus_known)
+		     int cpus_known, enum hm_source src)
 {
 	const struct hm_pair *top;
 
 	ln->verdict = HM_V_PRIVATE;
+	ln->confidence = HM_CONF_NONE;
+	ln->latent = 0;
+	ln->evidence = ln->advice = NULL;
 	ln->nr_pairs = 0;
 	ln->pairs = NULL;
 	ln->fix = NULL;
-	/* Threads time-sliced on one CPU hand the line over inside one cache. */
-	if (ln->nr_threads < 2 || (cpus_known && ln->nr_cpus < 2))
+	if (ln->nr_threads < 2)
 		return;
 	if (!ln->stores && !ln->locked) {
 		ln->verdict = HM_V_READ_ONLY;
@@ -439,6 +523,31 @@ void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
 	if (!ln->nr_pairs)
 		return;
 	top = &ln->pairs[0];
+	pair_sides(ln, top);
+	/* Threads time-sliced on one CPU hand the line over inside one cache: nothing moves
+	 * in this recording, but it will as soon as they run apart. */
+	if (cpus_known && ln->nr_cpus < 2) {
+		ln->latent = 1;
+		ln->latent_cpu = ln->nr_cpus ? ln->cpus[0].id : 0;
+	}
+	ln->confidence = confidence(ln, top, src == HM_SRC_WATCH);
+	ln->evidence = evidence(a, ln, top, src);
+	if (ln->latent)
+		ln->advice = hm_arena_printf(a, "latent: every access to this line ran on CPU %u "
+					     "in this recording, so the line never moved; it "
+					     "will as soon as threads %u and %u run on different "
+					     "CPUs", ln->latent_cpu, top->tid_a, top->tid_b);
+	if (ln->confidence == HM_CONF_LOW) {
+		ln->verdict = HM_V_FEW_SAMPLES;
+		ln->advice = hm_arena_printf(a, "too few samples to call it %s (each side needs "
+					     "%d records and the writer %d stores): record "
+					     "longer, raise the rate (-F 20000), or count every "
+					     "access with -c watch --watch on these fields",
+					     top->kind == HM_V_TRUE_SHARING ? "true sharing"
+									  : "false sharing",
+					     HM_MIN_RECORDS, HM_MIN_STORES);
+		return;
+	}
 	ln->verdict = top->kind;
 	if (top->kind == HM_V_TRUE_SHARING)
 		ln->fix = fix_true(a, ln, top, line_size);
@@ -449,5 +558,6 @@ void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
 void hm_sharing_classify(struct hm_arena *a, struct hm_lines *l)
 {
 	for (size_t i = 0; i < l->nr; i++)
-		hm_sharing_line(a, &l->lines[i], l->line_size, l->cpus_known);
+		hm_sharing_line(a, &l->lines[i], l->line_size, l->cpus_known, l->source);
+	hm_lines_rank(l);
 }

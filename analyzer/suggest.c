@@ -131,11 +131,11 @@ static size_t records(const struct hm_access *acc, size_t n, const struct hm_typ
 		const struct hm_type *e = hm_wi_elem(x->type, NULL);
 		int32_t k;
 
-		if (!e || !e->name || strcmp(e->name, t->name) || !e->size || !x->obj_base ||
+		if (!e || !hm_type_name(e) || strcmp(hm_type_name(e), hm_type_name(t)) || !e->size || !x->obj_base ||
 		    !x->s.addr || (k = piece_at(p, np, x->field_off % e->size)) < 0)
 			continue;
 		r[m++] = (struct rec){
-			.space = (int64_t)x->s.addr < 0 ? HM_LINES_KERNEL_PID : x->s.pid,
+			.space = hm_lines_space(x),
 			.base = x->obj_base, .elem = x->field_off / e->size, .piece = (uint32_t)k,
 			.thread = (uint64_t)x->s.pid << 32 | x->s.tid, .write = (uint8_t)hm_lines_writes(x),
 		};
@@ -389,7 +389,7 @@ static void to_edits(struct hm_arena *a, const struct hm_type *t, const struct p
 	hm_type_members(t, &nr);
 	order = hm_arena_alloc(a, (nr + 1) * sizeof(*order));
 	out->edits = hm_arena_alloc(a, (ng + 1) * sizeof(*out->edits));
-	out->edits[0] = (struct hm_wi_edit){.kind = HM_WI_ORDER, .type = t->name, .order = order};
+	out->edits[0] = (struct hm_wi_edit){.kind = HM_WI_ORDER, .type = hm_type_name(t), .order = order};
 	out->nr_edits = 1;
 	for (uint32_t j = 0; j < ng; j++) {
 		const struct piece *first = &p[g[j].pieces[0]];
@@ -399,7 +399,7 @@ static void to_edits(struct hm_arena *a, const struct hm_type *t, const struct p
 				order[k++] = member_name(a, t, p[g[j].pieces[i]].members[q]);
 		if (j && out->needed)
 			out->edits[out->nr_edits++] = (struct hm_wi_edit){
-				.kind = HM_WI_ALIGN, .type = t->name,
+				.kind = HM_WI_ALIGN, .type = hm_type_name(t),
 				.field = member_name(a, t, first->members[0]),
 				.value = out->line_size,
 			};
@@ -408,6 +408,11 @@ static void to_edits(struct hm_arena *a, const struct hm_type *t, const struct p
 	if (!out->needed)	/* nothing to separate: the layout as it is */
 		for (uint32_t i = 0; i < nr; i++)
 			order[i] = member_name(a, t, i);
+	if (out->per_instance && k)	/* the first member aligned aligns the type */
+		out->edits[out->nr_edits++] = (struct hm_wi_edit){
+			.kind = HM_WI_ALIGN, .type = hm_type_name(t), .field = order[0],
+			.value = out->line_size,
+		};
 }
 
 static void describe(struct hm_arena *a, const struct rec *r, size_t m, struct piece *p,
@@ -435,10 +440,17 @@ static void describe(struct hm_arena *a, const struct rec *r, size_t m, struct p
 			}
 		real += o->kind != HM_WG_COLD;
 	}
-	for (uint32_t j = 0; j < ng; j++)
+	for (uint32_t j = 0; j < ng; j++) {
 		out->groups[j].nr_threads = threads_of(r, m, p, (int)j);
+		/* Objects smaller than a line, or not aligned to one, sit beside each other
+		 * (array elements, neighbouring allocations): each written by its own thread,
+		 * they share lines that no reordering of members separates. */
+		if (out->groups[j].kind == HM_WG_PER_OBJECT && out->groups[j].nr_threads > 1 &&
+		    (out->t->size % out->line_size || hm_type_align(out->t) < out->line_size))
+			out->per_instance = 1;
+	}
 	(void)np;
-	out->needed = real > 1;
+	out->needed = real > 1 || out->per_instance;
 }
 
 int hm_whatif_suggest(struct hm_arena *a, const struct hm_access *acc, size_t n,
@@ -459,7 +471,7 @@ int hm_whatif_suggest(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		return hm_err_set(err, HM_EXIT_INPUT,
 				  "%s is a union: its members share offset 0; suggest a layout "
 				  "for the struct that holds it", type);
-	out->type = t->name;
+	out->type = hm_type_name(t);
 	out->t = t;
 	out->line_size = line_size ? line_size : 64;
 	hm_type_members(t, &out->nr_members);

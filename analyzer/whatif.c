@@ -70,16 +70,7 @@ size_t hm_wi_nearest(const char *name, const char *const *names, size_t n, const
 
 const struct hm_type *hm_wi_elem(const struct hm_type *t, uint64_t *nelems)
 {
-	uint64_t n = 1;
-
-	t = hm_type_strip(t);
-	for (int depth = 0; t && t->kind == HM_T_ARRAY && depth < MAX_NEST; depth++) {
-		n *= t->nelems;
-		t = hm_type_strip(t->ref);
-	}
-	if (nelems)
-		*nelems = n;
-	return t && hm_type_is_aggregate(t) ? t : NULL;
+	return hm_type_agg(t, nelems);
 }
 
 static const char *bare(const char *name)
@@ -102,8 +93,8 @@ static void gather(const struct hm_type *t, struct hm_hash *names, struct hm_map
 	if (!t || depth > MAX_NEST || hm_map64_get(seen, (uintptr_t)t))
 		return;
 	hm_map64_put(seen, (uintptr_t)t, (void *)t);
-	if (t->name)
-		hm_hash_put(names, t->name, (void *)t);
+	if (hm_type_name(t))
+		hm_hash_put(names, hm_type_name(t), (void *)t);
 	m = hm_type_members(t, &nr);
 	for (uint32_t i = 0; i < nr; i++)
 		if (!m[i].bit_size)
@@ -173,7 +164,7 @@ int hm_wi_find_member(struct hm_arena *a, const struct hm_type *t, const char *n
 	hm_err_set(err, HM_EXIT_INPUT,
 		   "%s has no member '%s'%s%s%s%s%s%s (members are named at the top level; "
 		   "#N names the N-th, for anonymous ones)",
-		   t->name ? t->name : "(anonymous)", name ? name : "", nn ? "; nearest: " : "",
+		   hm_type_name(t) ? hm_type_name(t) : "(anonymous)", name ? name : "", nn ? "; nearest: " : "",
 		   nn ? near[0] : "", nn > 1 ? ", " : "", nn > 1 ? near[1] : "",
 		   nn > 2 ? ", " : "", nn > 2 ? near[2] : "");
 	return -1;
@@ -192,8 +183,8 @@ static void count_members(const struct hm_access *acc, size_t n, struct hm_wi_pl
 		struct hm_wi_type *wt;
 		uint64_t in;
 
-		if (!t || !t->name || !t->size || !acc[i].obj_base ||
-		    !(wt = hm_hash_get(&rows, t->name)))
+		if (!t || !hm_type_name(t) || !t->size || !acc[i].obj_base ||
+		    !(wt = hm_hash_get(&rows, hm_type_name(t))))
 			continue;
 		in = acc[i].field_off % t->size;
 		for (uint32_t j = 0; j < wt->nr; j++) {
@@ -218,6 +209,7 @@ int hm_whatif_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	memset(out, 0, sizeof(*out));
 	out->kind = spec->kind;
 	out->line_size = spec->line_size ? spec->line_size : 64;
+	out->aligned_alloc = spec->aligned_alloc;
 	if (spec->kind == HM_WI_LAYOUT) {
 		if (!spec->build)
 			return hm_err_set(err, HM_EXIT_USAGE, "--layout needs the new build's path");

@@ -46,7 +46,13 @@ struct hm_wi_spec {
 	const struct hm_wi_edit *edits;	/* edits, applied together */
 	uint32_t nr_edits;
 	uint32_t line_size;		/* 64, or 128 with adjacent-line prefetch */
+	int aligned_alloc;		/* heap objects get the new alignment too (as if
+					 * allocated with aligned_alloc/posix_memalign) */
 };
+
+/* malloc's alignment on x86-64 glibc: a heap object keeps a base that is a multiple of
+ * it, whatever alignment its type declares, unless allocated with aligned_alloc. */
+#define HM_WI_MALLOC_ALIGN 16
 
 /* A top-level member on both sides. Bitfields sharing a storage unit move together;
  * offsets and sizes are those of the unit. */
@@ -92,6 +98,7 @@ struct hm_wi_plan {
 	uint32_t nr_types;
 	struct hm_wi_absent *absent;	/* LAYOUT */
 	uint32_t nr_absent;
+	int aligned_alloc;		/* from the spec */
 	struct hm_wi_map *map;		/* arena-owned; hm_whatif_plan_free() */
 };
 
@@ -120,6 +127,8 @@ struct hm_wi_suggestion {
 	struct hm_wi_group *groups;	/* in the new order */
 	uint32_t nr_groups;
 	int needed;			/* 0: no two groups need separating */
+	int per_instance;		/* different threads write different objects that
+					 * can share a line: the type itself gets aligned */
 	int32_t *group_of;		/* old member index -> group */
 	uint32_t nr_members;
 	struct hm_wi_edit *edits;	/* the order, then each group's alignment */
@@ -152,6 +161,8 @@ struct hm_wi_counts {
 	uint64_t moved;			/* address changed */
 	uint64_t dropped;		/* field absent in the new build */
 	uint64_t objects, objects_moved;	/* distinct objects, base changed */
+	uint64_t heap_held;		/* heap objects whose type now asks for more than
+					 * malloc's alignment: they keep their base */
 };
 void hm_whatif_replay(const struct hm_wi_plan *p, const struct hm_access *acc, size_t n,
 		      struct hm_access *out, struct hm_wi_counts *c);

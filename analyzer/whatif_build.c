@@ -36,7 +36,7 @@ static const struct hm_type *new_of(struct bmap *m, const struct hm_type *elem)
 
 	if (v)
 		return v == &gone ? NULL : v;
-	nt = hm_layout_find(m->build, elem->name);
+	nt = hm_layout_find(m->build, hm_type_name(elem));
 	if (nt && (!hm_type_is_aggregate(nt) || !nt->size))
 		nt = NULL;
 	hm_map64_put(&m->newt, (uintptr_t)elem, nt ? (void *)nt : &gone);
@@ -97,7 +97,7 @@ static int bmap_map(struct hm_wi_map *mp, const struct hm_type *t, uint64_t off,
 	const struct hm_type *elem = hm_wi_elem(t, NULL), *nt;
 	const struct res *r;
 
-	if (!elem || !elem->name || !elem->size || (m->only && strcmp(elem->name, m->only)))
+	if (!elem || !hm_type_name(elem) || !elem->size || (m->only && strcmp(hm_type_name(elem), m->only)))
 		return 1;
 	if (!(nt = new_of(m, elem)))
 		return 2;
@@ -117,7 +117,7 @@ static int bmap_object(struct hm_wi_map *mp, const struct hm_type *t, uint64_t *
 	uint64_t nel = 1;
 	const struct hm_type *elem = hm_wi_elem(t, &nel), *nt;
 
-	if (!elem || !elem->name || !elem->size || (m->only && strcmp(elem->name, m->only)) ||
+	if (!elem || !hm_type_name(elem) || !elem->size || (m->only && strcmp(hm_type_name(elem), m->only)) ||
 	    !(nt = new_of(m, elem)))
 		return 1;
 	*size = nel * nt->size;
@@ -161,7 +161,7 @@ static void row_of(struct hm_arena *a, const struct hm_type *ot, const struct hm
 
 	hm_shape_compute(a, ot, line_size, &os);
 	hm_shape_compute(a, nt, line_size, &ns);
-	wt->name = ot->name;
+	wt->name = hm_type_name(ot);
 	wt->old_t = ot;
 	wt->new_t = nt;
 	wt->old_size = ot->size;
@@ -253,18 +253,18 @@ static void survey(struct bmap *m, struct hm_arena *a, const struct hm_access *a
 		struct seen *s;
 		uint64_t *cnt;
 
-		if (!elem || !elem->name || !elem->size || !acc[i].obj_base)
+		if (!elem || !hm_type_name(elem) || !elem->size || !acc[i].obj_base)
 			continue;
-		if (!(s = hm_hash_get(types, elem->name))) {
+		if (!(s = hm_hash_get(types, hm_type_name(elem)))) {
 			s = hm_arena_alloc(a, sizeof(*s));
 			s->t = elem;
-			hm_hash_put(types, elem->name, s);
+			hm_hash_put(types, hm_type_name(elem), s);
 		}
 		s->accesses++;
 		s->absent = bmap_map(&m->ops, acc[i].type, acc[i].field_off, &off, &absent) == 2;
 		if (!absent)
 			continue;
-		key = hm_arena_printf(a, "%s.%s", elem->name, absent);
+		key = hm_arena_printf(a, "%s.%s", hm_type_name(elem), absent);
 		if (!(cnt = hm_hash_get(fields, key))) {
 			cnt = hm_arena_alloc(a, sizeof(*cnt));
 			hm_hash_put(fields, key, cnt);
@@ -314,10 +314,10 @@ static void collect(struct hm_arena *a, const struct hm_wi_spec *spec, struct hm
 
 		if (!types->slots[i].key)
 			continue;
-		if (m->only && strcmp(s->t->name, m->only))
+		if (m->only && strcmp(hm_type_name(s->t), m->only))
 			continue;
 		if (!(nt = new_of(m, s->t))) {
-			add_absent(a, out, &cap, s->t->name, NULL, file_of(s->t),
+			add_absent(a, out, &cap, hm_type_name(s->t), NULL, file_of(s->t),
 				   !file_of(s->t) || !hm_hash_get(&files, file_of(s->t)),
 				   s->accesses);
 			continue;
@@ -356,12 +356,12 @@ int hm_wi_build_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	if (m->only) {
 		const struct hm_type *t = hm_wi_find_type(a, acc, n, spec->only, err);
 
-		m->only = t->name;
-		if (!hm_layout_find(spec->build, t->name))
+		m->only = hm_type_name(t);
+		if (!hm_layout_find(spec->build, hm_type_name(t)))
 			return hm_err_set(err, HM_EXIT_INPUT,
 					  "%s has no type %s: check that it is the new build of "
 					  "the recorded program, built with -g",
-					  hm_layout_path(spec->build), t->name);
+					  hm_layout_path(spec->build), hm_type_name(t));
 	}
 	out->map = &m->ops;
 	out->build = hm_layout_path(spec->build);

@@ -64,8 +64,8 @@ static const char *bare(const char *name)
 
 static int is_edited(const struct emap *m, const struct hm_type *t)
 {
-	for (uint32_t i = 0; t->name && i < m->spec->nr_edits; i++)
-		if (!strcmp(bare(m->spec->edits[i].type), t->name))
+	for (uint32_t i = 0; hm_type_name(t) && i < m->spec->nr_edits; i++)
+		if (!strcmp(bare(m->spec->edits[i].type), hm_type_name(t)))
 			return 1;
 	return 0;
 }
@@ -181,7 +181,7 @@ static uint32_t apply_edits(struct emap *m, struct rel *r)
 		const struct hm_wi_edit *e = &m->spec->edits[i];
 		int32_t k;
 
-		if (!r->edited || strcmp(bare(e->type), r->t->name))
+		if (!r->edited || strcmp(bare(e->type), hm_type_name(r->t)))
 			continue;
 		if (e->kind == HM_WI_ORDER) {
 			uint32_t pos = 0;
@@ -359,7 +359,7 @@ static void emap_free(struct hm_wi_map *mp)
 
 static void to_type(const struct rel *r, struct hm_arena *a, struct hm_wi_type *wt)
 {
-	wt->name = r->t->name;
+	wt->name = hm_type_name(r->t);
 	wt->old_t = r->t;
 	wt->old_size = r->t->size;
 	wt->old_align = (uint32_t)r->sh.align;
@@ -463,7 +463,7 @@ int hm_wi_edit_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		const struct hm_type *t = hm_wi_find_type(a, acc, n, spec->edits[i].type, err);
 		const struct rel *r = rel_of(m, t, 0);
 
-		if (r && !find_row(out, t->name))
+		if (r && !find_row(out, hm_type_name(t)))
 			to_type(r, a, &out->types[out->nr_types++]);
 	}
 	/* Recorded objects whose type embeds an edited one. */
@@ -472,9 +472,9 @@ int hm_wi_edit_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		const struct rel *r = t ? rel_of(m, t, 0) : NULL;
 		struct hm_wi_type *row;
 
-		if (!r || !t->name)
+		if (!r || !hm_type_name(t))
 			continue;
-		if (!(row = find_row(out, t->name))) {
+		if (!(row = find_row(out, hm_type_name(t)))) {
 			if (out->nr_types == cap) {
 				struct hm_wi_type *nt = hm_arena_alloc(a, 2 * cap * sizeof(*nt));
 

@@ -164,17 +164,20 @@ void hm_whatif_print_struct(FILE *out, struct hm_arena *a, const struct hm_wi_ty
 	print_type(out, a, t, sug->line_size, sug);
 	if (!sug->needed)
 		return;
-	fprintf(out, "/* %+" PRId64 " bytes; or, instead of the attributes, align struct %s to %u "
-		     "and insert", (int64_t)(t->new_size - t->old_size), t->name, sug->line_size);
+	fprintf(out, "/* %+" PRId64 " bytes; or, instead of the attributes, align struct %s to %u",
+		(int64_t)(t->new_size - t->old_size), t->name, sug->line_size);
 	for (uint32_t i = 1, k = 0; i < t->nr; i++) {
 		uint64_t end = prev_end(t, i);
 
 		if (!t->m[i].forced || t->m[i].new_off <= end)
 			continue;
-		fprintf(out, "%s char __pad%u[%" PRIu64 "]; before %s", k ? "," : "", k,
+		fprintf(out, "%s char __pad%u[%" PRIu64 "]; before %s", k ? "," : " and insert", k,
 			t->m[i].new_off - end, t->m[i].name ? t->m[i].name : "(anonymous)");
 		k++;
 	}
+	if (sug->per_instance)
+		fprintf(out, ", so that each object starts a line and no two share one (allocate "
+			     "them with aligned_alloc or posix_memalign if on the heap)");
 	fprintf(out, " */\n");
 }
 
@@ -303,11 +306,20 @@ void hm_whatif_print_text(FILE *out, struct hm_arena *a, const struct hm_wi_view
 	if (c->dropped)
 		fprintf(out, ", %" PRIu64 " dropped (field absent)", c->dropped);
 	fprintf(out, "\n");
+	if (c->heap_held)
+		fprintf(out, "%" PRIu64 " heap object%s kept the address malloc gave %s (16-byte "
+			     "aligned), although the type now asks for more: allocate with "
+			     "aligned_alloc or posix_memalign, and add --aligned-alloc to predict "
+			     "that\n", c->heap_held, c->heap_held == 1 ? "" : "s",
+			c->heap_held == 1 ? "it" : "them");
 	print_absent(out, p);
 	if (v->sug) {
-		fprintf(out, "\nsuggested layout (%s):\n", v->sug->needed
-			? "each group on its own cache line(s)" : "no change needed: no member "
-			  "is written by one thread and used by another");
+		fprintf(out, "\nsuggested layout (%s):\n", v->sug->per_instance
+			? "each object on its own cache line(s): different threads write "
+			  "neighbouring objects of this type"
+			: v->sug->needed ? "each group on its own cache line(s)"
+					 : "no change needed: no member is written by one thread "
+					   "and used by another");
 		hm_whatif_print_struct(out, a, &p->types[0], v->sug);
 	}
 	for (uint32_t i = 0; !v->sug && i < p->nr_types && shown < MAX_TYPES_TEXT; i++) {
@@ -385,7 +397,7 @@ static void json_line(struct hm_json *j, const struct hm_line *ln)
 {
 	hm_json_obj_begin(j, NULL);
 	hm_json_hex(j, "addr", ln->addr);
-	if (ln->pid == HM_LINES_KERNEL_PID)
+	if (ln->pid == HM_LINES_KERNEL_PID || HM_LINES_IS_TLS(ln->pid))
 		hm_json_null(j, "pid");
 	else
 		hm_json_u64(j, "pid", ln->pid);
@@ -423,6 +435,7 @@ static void json_suggest(struct hm_json *j, const struct hm_wi_suggestion *s,
 	hm_json_obj_begin(j, "suggest");
 	hm_json_str(j, "type", s->type);
 	hm_json_bool(j, "needed", s->needed);
+	hm_json_bool(j, "per_instance", s->per_instance);
 	hm_json_u64(j, "line_size", s->line_size);
 	hm_json_i64(j, "added_bytes", (int64_t)(t->new_size - t->old_size));
 	hm_json_arr_begin(j, "groups");
@@ -520,6 +533,7 @@ void hm_whatif_print_json(FILE *out, struct hm_arena *a, const struct hm_wi_view
 	hm_json_u64(&j, "dropped", c->dropped);
 	hm_json_u64(&j, "objects", c->objects);
 	hm_json_u64(&j, "objects_moved", c->objects_moved);
+	hm_json_u64(&j, "heap_held", c->heap_held);
 	hm_json_obj_end(&j);
 	hm_json_arr_begin(&j, "types");
 	for (uint32_t i = 0; i < p->nr_types; i++)

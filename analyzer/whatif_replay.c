@@ -17,7 +17,7 @@ struct oref {
 
 static uint32_t space_of(const struct hm_access *x)
 {
-	return (int64_t)x->s.addr < 0 ? HM_LINES_KERNEL_PID : x->s.pid;
+	return hm_lines_space(x);
 }
 
 static int cmp_oref(const void *x, const void *y)
@@ -137,6 +137,12 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 		if (!lo || r[lo].space != r[lo - 1].space)
 			end = cont_end = 0;
 		measure(p, acc, r, lo, hi, &o);
+		/* malloc does not honour the type's alignment: only aligned_alloc would */
+		if (acc[r[lo].idx].method == HM_M_HEAP && !p->aligned_alloc &&
+		    o.align > HM_WI_MALLOC_ALIGN) {
+			o.align = HM_WI_MALLOC_ALIGN;
+			c->heap_held++;
+		}
 		if (r[lo].base < cont_end) {
 			nb = (uint64_t)((int64_t)r[lo].base + shift);
 		} else {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/fixcheck.h"
 #include "analyzer/heatmap.h"
 #include "analyzer/report_print.h"
 #include "analyzer/load.h"
@@ -118,11 +119,11 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 /* The type or global an access belongs to, as --type names it. */
 static int matches_type(const struct hm_access *a, const char *want)
 {
-	const struct hm_type *t = hm_type_strip(a->type);
+	const char *name = hm_type_name(hm_type_agg(a->type, NULL));
 	const char *obj = a->object;
 
-	if (t && t->name && (!strcmp(t->name, want) ||
-			     (!strncmp(want, "struct ", 7) && !strcmp(t->name, want + 7))))
+	if (name && (!strcmp(name, want) ||
+		     (!strncmp(want, "struct ", 7) && !strcmp(name, want + 7))))
 		return 1;
 	return obj && (!strcmp(obj, want) ||
 		       (!strncmp(obj, "struct ", 7) && !strcmp(obj + 7, want)));
@@ -160,10 +161,10 @@ static void heat_count(struct run *r, const struct hm_access *acc, size_t n)
 	struct hm_heat_opts o = {.line_size = r->a->line_size};
 
 	for (size_t i = 0; i < n; i++) {
-		const struct hm_type *t = hm_type_strip(acc[i].type);
+		const struct hm_type *t = hm_type_agg(acc[i].type, NULL);
 		struct heat_cand *c = NULL;
 
-		if (!t || !hm_type_is_aggregate(t) || !t->size ||
+		if (!t || !t->size ||
 		    (r->a->type && !matches_type(&acc[i], r->a->type)))
 			continue;
 		for (size_t k = 0; k < r->nr_cand && !c; k++)
@@ -252,6 +253,7 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 	int rc = 0;
 
 	hm_lines_acc_end(r->lines, &lines);
+	hm_fixcheck_lines(&r->ar, &lines, HM_FIX_CHECK_LINES);
 	r->lines = NULL;
 	hm_splits_end(r->splits);
 	r->splits = NULL;

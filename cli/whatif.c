@@ -15,7 +15,7 @@ struct whatif_args {
 	const char *input, *layout, *only, *suggest;
 	struct hm_wi_edit edits[HM_WI_MAX_EDITS];
 	uint32_t nr_edits;
-	int json;
+	int json, aligned_alloc;
 	size_t top;
 	uint32_t line_size;
 	uint64_t window_ns;
@@ -39,6 +39,9 @@ static void whatif_usage(FILE *out)
 		"                 compiler would; --pad, --align and --order combine\n"
 		"  --suggest T    propose a layout that separates members written by different\n"
 		"                 threads, and predict it\n"
+		"  --aligned-alloc  heap objects get the type's new alignment, as if allocated\n"
+		"                 with aligned_alloc or posix_memalign (default: they keep the\n"
+		"                 16-byte aligned address malloc gave them)\n"
 		"  --top N        lines shown (0: all)\n");
 }
 
@@ -102,6 +105,7 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		{"json", no_argument, NULL, 'j'}, {"top", required_argument, NULL, 'n'},
 		{"window", required_argument, NULL, 'w'}, {"vmlinux", required_argument, NULL, 'k'},
 		{"sysroot", required_argument, NULL, 'R'}, {"buildid-dir", required_argument, NULL, 'B'},
+		{"aligned-alloc", no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -130,6 +134,7 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		case 'k': a->ro.vmlinux = optarg; break;
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;
+		case 'A': a->aligned_alloc = 1; break;
 		case 'h': whatif_usage(stdout); exit(HM_EXIT_OK);
 		default: whatif_usage(stderr); return -1;
 		}
@@ -186,7 +191,7 @@ static int run(struct whatif_args *a, struct hm_recording *rec, struct hm_layout
 	struct hm_wi_spec spec = {
 		.kind = a->layout ? HM_WI_LAYOUT : a->suggest ? HM_WI_SUGGEST : a->edits[0].kind,
 		.build = build, .only = a->only, .edits = a->edits, .nr_edits = a->nr_edits,
-		.line_size = a->line_size,
+		.line_size = a->line_size, .aligned_alloc = a->aligned_alloc,
 	};
 	struct hm_wi_plan plan;
 	struct hm_whatif w = {0};

@@ -420,7 +420,7 @@ const struct hm_code_loc *code_dso_resolve(struct hm_code *c, struct code_dso *d
 	loc->flags = d->flags;
 	loc->hint = d->hint;
 	if ((s = sym_find(d, vaddr))) {
-		loc->func = s->name;
+		loc->func = code_demangle(&c->arena, s->name);
 		loc->func_start = s->start;
 		loc->func_size = s->size;
 		loc->offset = vaddr - s->start;

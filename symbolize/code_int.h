@@ -165,6 +165,8 @@ char *code_hex(struct hm_arena *a, const uint8_t *id, size_t size);
 size_t code_fd_build_id(int fd, uint8_t out[HM_BUILD_ID_MAX]);
 /* Where the file's debug info could come from, for hints: "install libc6-dbg". */
 const char *code_debug_fix(struct hm_arena *a, const char *path);
+/* A C++ symbol demangled (srv::bump(srv::Stats*, int)); other names as they are. */
+const char *code_demangle(struct hm_arena *a, const char *name);
 
 /* code_dwarf.c: file:line, inline chain, and the function when the symbol table had none. */
 void code_dwarf_resolve(struct hm_code *c, struct code_dso *d, uint64_t vaddr,

@@ -3,6 +3,7 @@
  * that every module's `struct item` is the layout's one), and its variables with static
  * or thread-local storage sorted by address. */
 #include "symbolize/data_int.h"
+#include "symbolize/dwarf_key.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
@@ -147,7 +148,7 @@ static struct hm_type *new_type(struct hm_ti *ti, Dwarf_Die *die, enum hm_tkind 
 	t->name = dwarf_diename(die);
 	t->size = attr_u(die, DW_AT_byte_size, 0);
 	t->loaded = 1;	/* no members unless it came from the layout */
-	hm_map64_put(&ti->types, dwarf_dieoffset(die), t);
+	hm_map64_put(&ti->types, hm_dwarf_key(ti->dw, die), t);
 	return t;
 }
 
@@ -177,7 +178,7 @@ static const struct hm_type *build_aggregate(struct hm_ti *ti, Dwarf_Die *die, i
 	struct hm_type *nt;
 
 	if (t) {
-		hm_map64_put(&ti->types, dwarf_dieoffset(die), (void *)t);
+		hm_map64_put(&ti->types, hm_dwarf_key(ti->dw, die), (void *)t);
 		return t;
 	}
 	nt = new_type(ti, die, tag == DW_TAG_union_type ? HM_T_UNION :
@@ -242,12 +243,13 @@ static const struct hm_type *build_typedef(struct hm_ti *ti, Dwarf_Die *die, int
 	if (!t->ref)
 		t->ref = build_ref(ti, die, depth);
 	t->size = t->ref ? t->ref->size : 0;
+	hm_type_set_alias(t);
 	return t;
 }
 
 static const struct hm_type *build(struct hm_ti *ti, Dwarf_Die *die, int depth)
 {
-	const struct hm_type *cached = hm_map64_get(&ti->types, dwarf_dieoffset(die));
+	const struct hm_type *cached = hm_map64_get(&ti->types, hm_dwarf_key(ti->dw, die));
 	int tag = dwarf_tag(die);
 	struct hm_type *t;
 
@@ -291,7 +293,7 @@ const struct hm_type *hm_ti_type_of(struct hm_ti *ti, uint64_t die_off)
 {
 	Dwarf_Die die, ref;
 
-	if (!ti->dw || !dwarf_offdie(ti->dw, die_off, &die))
+	if (!ti->dw || !hm_dwarf_die(ti->dw, die_off, &die))
 		return NULL;
 	switch (dwarf_tag(&die)) {
 	case DW_TAG_variable:
@@ -331,7 +333,7 @@ static void add_static(struct hm_ti *ti, struct statics_buf *b, Dwarf_Die *var, 
 	}
 	b->v[b->n++] = (struct hm_ti_static){
 		.addr = addr, .size = size, .name = hm_arena_strdup(&ti->arena, name),
-		.die = dwarf_dieoffset(var), .tls = (uint8_t)tls,
+		.die = hm_dwarf_key(ti->dw, var), .tls = (uint8_t)tls,
 	};
 }
 

@@ -6,6 +6,7 @@
  * base, and the CFA rule there from the CFI. dwarf_getscopes would walk the whole unit
  * for every pc. */
 #include "symbolize/data_int.h"
+#include "symbolize/dwarf_key.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
@@ -114,7 +115,7 @@ static void add_func(struct hm_ti *ti, struct fidx_buf *b, Dwarf_Die *die)
 			continue;
 		if (!fn) {
 			fn = hm_arena_alloc(&ti->arena, sizeof(*fn));
-			fn->die = dwarf_dieoffset(die);
+			fn->die = hm_dwarf_key(ti->dw, die);
 		}
 		if (b->n == b->cap) {
 			b->cap = b->cap ? b->cap * 2 : 1024;
@@ -244,7 +245,7 @@ static void walk_vars(struct hm_ti *ti, struct fvars *fv, Dwarf_Die *scope, uint
 				if (!(fv->v = realloc(fv->v, fv->cap * sizeof(*fv->v))))
 					abort();
 			}
-			fv->v[fv->n++] = (struct ti_fvar){dwarf_dieoffset(&c), depth, sc,
+			fv->v[fv->n++] = (struct ti_fvar){hm_dwarf_key(ti->dw, &c), depth, sc,
 							  tag == DW_TAG_formal_parameter};
 		} else if (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) {
 			walk_vars(ti, fv, &c, depth + 1, add_scope(ti, fv, &c));
@@ -267,7 +268,7 @@ static void func_load(struct hm_ti *ti, struct ti_func *fn)
 	Dwarf_Die die;
 
 	fn->loaded = 1;
-	if (!dwarf_offdie(ti->dw, fn->die, &die))
+	if (!hm_dwarf_die(ti->dw, fn->die, &die))
 		return;
 	walk_vars(ti, &fv, &die, 0, add_scope(ti, &fv, &die));
 	if (fv.n)
@@ -305,7 +306,7 @@ static uint32_t frame_vars(struct hm_ti *ti, struct ti_func *fn, uint64_t dpc,
 		int cfa;
 
 		if (!in_scope(&fn->scopes[fvar->scope], dpc) ||
-		    !dwarf_offdie(ti->dw, fvar->die, &die))
+		    !hm_dwarf_die(ti->dw, fvar->die, &die))
 			continue;
 		v.loc = location_at(&die, DW_AT_location, dpc, &v.reg, &v.off, &cfa);
 		if (v.loc == HM_TI_LOC_NONE)
@@ -392,7 +393,7 @@ static struct hm_ti_frame *frame_build(struct hm_ti *ti, uint64_t pc)
 		return f;
 	if (!fn->loaded)
 		func_load(ti, fn);
-	if (!dwarf_offdie(ti->dw, fn->die, &die))
+	if (!hm_dwarf_die(ti->dw, fn->die, &die))
 		return f;
 	func_info(f, &die, dpc, (int64_t)ti->dwbias - (int64_t)ti->ebias);
 	if (!(buf = malloc((fn->nr_vars ? fn->nr_vars : 1) * sizeof(*buf))))

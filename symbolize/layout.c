@@ -264,6 +264,34 @@ const struct hm_type *hm_type_strip(const struct hm_type *t)
 	return t;
 }
 
+const struct hm_type *hm_type_agg(const struct hm_type *t, uint64_t *nelems)
+{
+	uint64_t n = 1;
+
+	t = hm_type_strip(t);
+	for (int depth = 0; t && t->kind == HM_T_ARRAY && depth < HM_MAX_CHAIN; depth++) {
+		n *= t->nelems;
+		t = hm_type_strip(t->ref);
+	}
+	if (nelems)
+		*nelems = n;
+	return t && hm_type_is_aggregate(t) ? t : NULL;
+}
+
+const char *hm_type_name(const struct hm_type *t)
+{
+	return t ? (t->name ? t->name : t->alias) : NULL;
+}
+
+void hm_type_set_alias(struct hm_type *td)
+{
+	struct hm_type *t = (struct hm_type *)hm_type_strip_cv(td->ref); /* a cache fill */
+
+	if (td->kind == HM_T_TYPEDEF && td->name && t && !t->name && !t->alias &&
+	    (t->kind == HM_T_STRUCT || t->kind == HM_T_UNION || t->kind == HM_T_CLASS))
+		t->alias = td->name;
+}
+
 int hm_type_is_aggregate(const struct hm_type *t)
 {
 	t = hm_type_strip(t);

@@ -43,6 +43,8 @@ struct hm_member {
 struct hm_type {
 	enum hm_tkind kind;
 	const char *name;		/* NULL when anonymous */
+	const char *alias;		/* anonymous aggregates: the typedef naming it
+					 * (typedef struct { ... } lreg_args) */
 	uint64_t size;			/* bytes; resolved through typedefs and arrays */
 	uint64_t nelems;		/* arrays: elements, 0 for a flexible array */
 	uint32_t align;			/* explicit __aligned__, 0 if none */
@@ -95,6 +97,16 @@ size_t hm_layout_suggest(struct hm_layout *lay, const char *name, const char **o
 const struct hm_type *hm_type_strip(const struct hm_type *t);	/* typedefs and qualifiers */
 const struct hm_type *hm_type_strip_cv(const struct hm_type *t);	/* qualifiers only */
 int hm_type_is_aggregate(const struct hm_type *t);
+/* What a person calls an aggregate: its tag, else the typedef that names it; NULL for a
+ * truly anonymous one. */
+const char *hm_type_name(const struct hm_type *t);
+/* The aggregate an object of type t is made of, through typedefs, qualifiers and arrays
+ * (lreg_args gargs[2] -> lreg_args), with the element count in *nelems; NULL when t holds
+ * no aggregate. */
+const struct hm_type *hm_type_agg(const struct hm_type *t, uint64_t *nelems);
+/* Type builders call this on each typedef once its target is set: a typedef of an
+ * anonymous struct or union gives it its alias (the first such typedef wins). */
+void hm_type_set_alias(struct hm_type *td);
 uint32_t hm_type_align(const struct hm_type *t);
 const struct hm_member *hm_type_members(const struct hm_type *t, uint32_t *nr);
 /* "struct foo", "union bar", or the plain name; "(anonymous)" if unnamed. */

@@ -118,6 +118,8 @@ static void fill(struct hm_layout *lay, const struct btf_type *bt, uint32_t id,
 		t->size = t->ref ? t->ref->size : 0;
 		if (btf_kind(bt) == BTF_KIND_TYPE_TAG)
 			t->kind = HM_T_TYPEDEF;	/* __user and friends: transparent */
+		else
+			hm_type_set_alias(t);
 		break;
 	case BTF_KIND_FUNC_PROTO:
 		t->kind = HM_T_FUNC;

@@ -1,6 +1,7 @@
 /* DWARF type source (libdw through libdwfl, which applies ET_REL relocations and finds
  * separate debug files by build-id or debuglink). */
 #include "symbolize/layout_int.h"
+#include "symbolize/dwarf_key.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -19,11 +20,14 @@ struct dwarf_src {
 	Dwfl *dwfl;
 	Dwarf *dw;
 	Dwarf_CU *cu;		/* last unit indexed; NULL before the first */
+	struct hm_map64 imported;	/* partial units indexed through DW_TAG_imported_unit */
 	struct hm_map64 types;	/* DIE offset -> struct hm_type */
 	uint32_t addr_size;
 };
 
 static struct dwarf_src *src_of(struct hm_layout *lay) { return lay->priv; }
+
+static void index_imported(struct hm_layout *lay, Dwarf_Die *die, int depth);
 
 static void index_die(struct hm_layout *lay, Dwarf_Die *die, int depth)
 {
@@ -37,6 +41,9 @@ static void index_die(struct hm_layout *lay, Dwarf_Die *die, int depth)
 	case DW_TAG_class_type: kw = "class"; break;
 	case DW_TAG_typedef: kw = NULL; break;
 	case DW_TAG_variable: kw = "var"; break;
+	case DW_TAG_imported_unit:
+		index_imported(lay, die, depth);
+		return;
 	case DW_TAG_namespace:
 		if (depth < 8 && dwarf_child(die, &child) == 0)
 			do
@@ -50,7 +57,27 @@ static void index_die(struct hm_layout *lay, Dwarf_Die *die, int depth)
 		return;
 	if (tag == DW_TAG_variable && !dwarf_hasattr(die, DW_AT_type))
 		return;
-	hm_layout_index_add(lay, kw, name, dwarf_dieoffset(die));
+	hm_layout_index_add(lay, kw, name, hm_dwarf_key(src_of(lay)->dw, die));
+}
+
+/* dwz's partial units (in this file or the alt file): their types are this unit's too. */
+static void index_imported(struct hm_layout *lay, Dwarf_Die *die, int depth)
+{
+	struct dwarf_src *s = src_of(lay);
+	Dwarf_Attribute attr;
+	Dwarf_Die unit, child;
+	uint64_t key;
+
+	if (depth >= 8 || !dwarf_attr(die, DW_AT_import, &attr) || !dwarf_formref_die(&attr, &unit))
+		return;
+	key = hm_dwarf_key(s->dw, &unit);
+	if (!(key & HM_DWARF_ALT_KEY) || hm_map64_get(&s->imported, key))
+		return;	/* the main file's own partial units are indexed as units */
+	hm_map64_put(&s->imported, key, s);
+	if (dwarf_child(&unit, &child) == 0)
+		do
+			index_die(lay, &child, depth + 1);
+		while (dwarf_siblingof(&child, &child) == 0);
 }
 
 static int dwarf_index_more(struct hm_layout *lay)
@@ -90,7 +117,7 @@ static const struct hm_type *convert_ref(struct hm_layout *lay, Dwarf_Die *die, 
 
 	if (!dwarf_attr_integrate(die, DW_AT_type, &attr) || !dwarf_formref_die(&attr, &ref))
 		return NULL;	/* void */
-	return convert(lay, dwarf_dieoffset(&ref), depth + 1);
+	return convert(lay, hm_dwarf_key(src_of(lay)->dw, &ref), depth + 1);
 }
 
 /* int a[2][3] is one DIE with two subranges; the model nests one array per dimension. */
@@ -194,7 +221,7 @@ static const struct hm_type *convert(struct hm_layout *lay, Dwarf_Off off, int d
 		return t;
 	t = hm_arena_alloc(&lay->arena, sizeof(*t));
 	hm_map64_put(&s->types, off, t);	/* before recursing: pointers may cycle back */
-	if (depth > HM_DWARF_MAX_DEPTH || !dwarf_offdie(s->dw, off, &die))
+	if (depth > HM_DWARF_MAX_DEPTH || !hm_dwarf_die(s->dw, off, &die))
 		return t;	/* void: a chain this deep is a malformed file */
 	t->kind = tag_kind(dwarf_tag(&die));
 	if ((name = dwarf_diename(&die)))
@@ -226,6 +253,7 @@ static const struct hm_type *convert(struct hm_layout *lay, Dwarf_Off off, int d
 		t->ref = convert_ref(lay, &die, depth);
 		if (!t->size && t->ref)
 			t->size = t->ref->size;
+		hm_type_set_alias(t);
 		break;
 	case HM_T_FUNC:
 		convert_func(lay, &die, t, depth);
@@ -287,7 +315,7 @@ static void dwarf_load_members(struct hm_layout *lay, struct hm_type *t)
 	Dwarf_Die die, c;
 	uint32_t n = 0;
 
-	if (!dwarf_offdie(s->dw, t->key, &die) || dwarf_child(&die, &c) != 0)
+	if (!hm_dwarf_die(s->dw, t->key, &die) || dwarf_child(&die, &c) != 0)
 		return;
 	do
 		n += dwarf_tag(&c) == DW_TAG_member || dwarf_tag(&c) == DW_TAG_inheritance;
@@ -314,7 +342,7 @@ static const struct hm_type *dwarf_var_type(struct hm_layout *lay, uint64_t ref)
 {
 	Dwarf_Die die;
 
-	if (!dwarf_offdie(src_of(lay)->dw, ref, &die))
+	if (!hm_dwarf_die(src_of(lay)->dw, ref, &die))
 		return NULL;
 	return convert_ref(lay, &die, 0);
 }
@@ -326,6 +354,7 @@ static void dwarf_close(struct hm_layout *lay)
 	if (!s)
 		return;
 	hm_map64_free(&s->types);
+	hm_map64_free(&s->imported);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s);
@@ -448,6 +477,7 @@ int hm_layout_open(const char *path, struct hm_layout **out, struct hm_err *err)
 	hm_layout_base_init(lay, &dwarf_ops, HM_LAYOUT_DWARF, path);
 	lay->priv = s;
 	hm_map64_init(&s->types);
+	hm_map64_init(&s->imported);
 	s->dwfl = dwfl_begin(&offline_callbacks);
 	mod = s->dwfl ? dwfl_report_offline(s->dwfl, path, path, -1) : NULL;
 	if (!mod) {

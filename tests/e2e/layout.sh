@@ -14,6 +14,14 @@ for f in examples/bin/*; do
 	/usr/bin/python3 tests/peer/pahole_peer.py "$H" "pahole-peer $(basename "$f")" "$f"
 done
 
+# typedef struct { ... } name; prints as pahole -C name prints it, byte for byte.
+if out=$("$H" layout examples/bin/typedef_args -t lreg_args 2>&1) &&
+	[ "$out" = "$(pahole -C lreg_args examples/bin/typedef_args)" ]; then
+	ok "typedef'd anonymous struct: layout -t lreg_args equals pahole -C lreg_args"
+else
+	nok "typedef'd anonymous struct: layout -t lreg_args equals pahole -C lreg_args" "$out"
+fi
+
 # 50+ named kernel types from BTF, then every struct/union in the kernel's BTF.
 KTYPES="task_struct inode page sk_buff file dentry super_block mm_struct vm_area_struct
 address_space net_device sock tcp_sock rq cfs_rq sched_entity cred files_struct fs_struct

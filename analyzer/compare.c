@@ -10,6 +10,7 @@
 #include "analyzer/lines.h"
 #include "core/perfdata.h"
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define PER_1K "per 1k samples"	/* the unit of counts scaled by HM_CMP_PER */
 
@@ -40,7 +41,7 @@ static struct hm_cmp_val *run_val(struct hm_arena *a, struct hm_cmp_run *r, cons
 	if (r->n == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 64;
 		if (!(r->v = realloc(r->v, r->cap * sizeof(*r->v))))
-			abort();	/* as the arena does */
+			hm_oom();	/* as the arena does */
 	}
 	v = &r->v[r->n++];
 	memset(v, 0, sizeof(*v));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analyzer/whatif.h"
+#include "core/oom.h"
 
 #define FC_CAP 64
 
@@ -31,7 +32,7 @@ static void fc_push(struct fc *c, const struct hm_line *ln, const struct hm_lfie
 
 	if (c->n == c->cap && !(c->acc = realloc(c->acc, (c->cap = c->cap ? 2 * c->cap : 256) *
 						     sizeof(*c->acc))))
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	x = &c->acc[c->n++];
 	memset(x, 0, sizeof(*x));
 	x->s.addr = ln->addr + f->offset;

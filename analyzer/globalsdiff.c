@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/hash.h"
+#include "core/oom.h"
 
 #define MAX_LISTED 8
 
@@ -35,7 +36,7 @@ static void side_init(struct side *s, const struct hm_global *v, size_t n, uint3
 	s->n = n;
 	s->reach = calloc(n ? n : 1, sizeof(*s->reach));
 	if (!s->reach)
-		abort();
+		hm_oom();
 	for (size_t j = 0; j < n; j++)
 		s->reach[j] = j && s->reach[j - 1] > last_line(&v[j], ls) ? s->reach[j - 1]
 									  : last_line(&v[j], ls);
@@ -72,7 +73,7 @@ static struct hm_gfinding *push(struct hm_gdiff *d, enum hm_gkind k, const struc
 
 	d->f = realloc(d->f, (d->nr + 1) * sizeof(*d->f));
 	if (!d->f)
-		abort();
+		hm_oom();
 	f = &d->f[d->nr++];
 	memset(f, 0, sizeof(*f));
 	f->kind = k;

@@ -11,6 +11,7 @@
 #include "core/hash.h"
 #include "symbolize/shape.h"
 #include "core/sort.h"
+#include "core/oom.h"
 
 struct rows {
 	struct hm_heat_field *v;	/* in declaration order; hole 2: a fold's bytes */
@@ -26,8 +27,7 @@ static void *xrealloc(void *p, size_t size)
 	void *q = realloc(p, size ? size : 1);
 
 	if (!q) {
-		fprintf(stderr, "hitmap: out of memory building a heat map\n");
-		abort();
+		hm_oom();
 	}
 	return q;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define LABEL_W 96	/* "line 3" and its byte offset, left of the boxes */
 #define AREA_W 640.0	/* one cache line */
@@ -110,7 +111,7 @@ static void *xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size);
 
 	if (!p)
-		abort();
+		hm_oom();
 	return p;
 }
 
@@ -432,7 +433,7 @@ static void draw_type(FILE *out, const struct hm_heat *h, size_t id)
 	fputs("</svg>\n<pre>", out);
 	m = open_memstream(&table, &len);
 	if (!m)
-		abort();
+		hm_oom();
 	hm_heat_print_text(m, h);
 	fclose(m);
 	hm_heat_html_escape(out, table);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symbolize/shape.h"
+#include "core/oom.h"
 
 /* Text: hitmap layout's columns, flattened to leaf members, then the counts. */
 #define TYPE_COL 26
@@ -33,7 +34,7 @@ static char *xasprintf(const char *fmt, ...)
 
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
+		hm_oom();
 	va_end(ap);
 	return s;
 }

@@ -59,6 +59,7 @@ int hm_fkind_mask(const char *list, unsigned *mask)
 }
 
 #include "analyzer/layoutdiff_int.h"
+#include "core/oom.h"
 
 static struct hm_finding *add(struct hm_arena *a, struct hm_type_diff *td, enum hm_fkind k,
 			      const char *member)
@@ -315,7 +316,7 @@ static void push_name(const char ***v, size_t *n, const char *name)
 {
 	*v = realloc((void *)*v, (*n + 1) * sizeof(**v));
 	if (!*v)
-		abort();
+		hm_oom();
 	(*v)[(*n)++] = name;
 }
 
@@ -333,7 +334,7 @@ static void diff_pair(struct run *r, const char *key, const struct hm_type *ot)
 		r->cap_pairs = r->cap_pairs ? r->cap_pairs * 2 : 256;
 		r->pairs = realloc(r->pairs, r->cap_pairs * sizeof(*r->pairs));
 		if (!r->pairs)
-			abort();
+			hm_oom();
 	}
 	p = &r->pairs[r->nr_pairs++];
 	p->name = name;
@@ -474,7 +475,7 @@ int hm_diff_types(struct hm_arena *a, struct hm_layout *old, struct hm_layout *n
 		hm_sort(td->f, td->nr, sizeof(*td->f), cmp_finding);
 		out->types = realloc(out->types, (out->nr + 1) * sizeof(*out->types));
 		if (!out->types)
-			abort();
+			hm_oom();
 		out->types[out->nr++] = td;
 	}
 	if (out->nr)

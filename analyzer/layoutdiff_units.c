@@ -1,6 +1,7 @@
 /* The leaves and units layoutdiff.c compares: each member of a type as a unique path
  * with its bit offset, size and cache lines. */
 #include "analyzer/layoutdiff_int.h"
+#include "core/oom.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@ static void push_leaf(struct leaves *L, const char *path, uint64_t bit_off, uint
 		L->cap = L->cap ? L->cap * 2 : 64;
 		L->v = realloc(L->v, L->cap * sizeof(*L->v));
 		if (!L->v)
-			abort();
+			hm_oom();
 	}
 	l = &L->v[L->n++];
 	l->path = hm_arena_strdup(L->a, *path ? path : "(anonymous)");

@@ -10,6 +10,7 @@
 
 #include "analyzer/lines_int.h"
 #include "core/sort.h"
+#include "core/oom.h"
 
 int hm_lines_locked(const struct hm_access *x)
 {
@@ -41,7 +42,7 @@ static void ctab_grow(struct ctab *t)
 	t->e = calloc(t->cap, sizeof(*t->e));
 	t->slots = realloc(t->slots, t->cap / 2 * sizeof(*t->slots));
 	if (!t->e || !t->slots)
-		abort();	/* as the arena does: no report without memory */
+		hm_oom();	/* as the arena does: no report without memory */
 	t->len = 0;
 	for (size_t i = 0; i < ocap; i++) {
 		size_t j;
@@ -208,7 +209,7 @@ void hm_lines_rank(struct hm_lines *l)
 	struct hm_line *tmp = malloc((l->nr ? l->nr : 1) * sizeof(*tmp));
 
 	if (!keys || !tmp)
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	for (size_t i = 0; i < l->nr; i++) {
 		const struct hm_line *ln = &l->lines[i];
 
@@ -242,7 +243,7 @@ static void ltab_grow(struct ltab *t)
 	t->cap = t->cap ? 2 * t->cap : 1024;
 	t->s = calloc(t->cap, sizeof(*t->s));
 	if (!t->s)
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	for (size_t i = 0; i < ocap; i++) {
 		size_t j;
 

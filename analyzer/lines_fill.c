@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 static void count(struct cent *e, const struct hm_lrec *r)
 {
@@ -42,7 +43,7 @@ size_t hm_lines_snapshot(struct ctx *c)
 		c->cap_ents = c->t.len * 2;
 		c->ents = realloc(c->ents, c->cap_ents * sizeof(*c->ents));
 		if (!c->ents)
-			abort();	/* as the arena does */
+			hm_oom();	/* as the arena does */
 	}
 	for (size_t i = 0; i < c->t.len; i++)
 		c->ents[i] = c->t.e[c->t.slots[i]];
@@ -103,7 +104,7 @@ static void to_sites(struct ctx *c, struct hm_lfield *f, const struct cent *e, s
 		c->cap_sites = 2 * n;
 		c->sites = realloc(c->sites, c->cap_sites * sizeof(*c->sites));
 		if (!c->sites)
-			abort();	/* as the arena does */
+			hm_oom();	/* as the arena does */
 	}
 	for (size_t i = 0; i < n; i++)
 		c->sites[i] = (struct hm_site){ e[i].x->func, e[i].x->file, e[i].x->line, e[i].k2,

@@ -9,6 +9,7 @@
 
 #include "analyzer/lines_int.h"
 #include "core/sort.h"
+#include "core/oom.h"
 
 struct mslot {
 	uint64_t addr;
@@ -63,7 +64,7 @@ struct hm_lines_acc *hm_lines_acc_new(struct hm_arena *a, uint32_t line_size,
 	struct hm_lines_acc *m = calloc(1, sizeof(*m));
 
 	if (!m)
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	m->a = a;
 	m->line_size = line_size;
 	m->window_ns = window_ns ? window_ns : HM_LINES_WINDOW_NS;
@@ -79,7 +80,7 @@ static void slots_grow(struct hm_lines_acc *m)
 
 	m->cap_slots = ocap ? 2 * ocap : 1024;
 	if (!(m->slots = calloc(m->cap_slots, sizeof(*m->slots))))
-		abort();
+		hm_oom();
 	for (size_t i = 0; i < ocap; i++) {
 		size_t j;
 
@@ -107,7 +108,7 @@ static struct hm_line *line_get(struct hm_lines_acc *m, uint32_t pid, uint64_t a
 		m->cap_lines = m->cap_lines ? 2 * m->cap_lines : 256;
 		m->l.lines = realloc(m->l.lines, m->cap_lines * sizeof(*m->l.lines));
 		if (!m->l.lines)
-			abort();
+			hm_oom();
 	}
 	m->slots[j] = (struct mslot){ addr, pid, (uint32_t)++m->l.nr };
 	memset(&m->l.lines[m->l.nr - 1], 0, sizeof(struct hm_line));
@@ -256,7 +257,7 @@ static void add_line(struct hm_lines_acc *m, const struct hm_line *ln)
 	if (ln->nr_fields > m->cap_map) {
 		m->cap_map = 2 * ln->nr_fields;
 		if (!(m->map = realloc(m->map, m->cap_map * sizeof(*m->map))))
-			abort();
+			hm_oom();
 	}
 	for (uint32_t k = 0; k < ln->nr_fields; k++)
 		m->map[k] = add_row(m->a, d, &ln->fields[k]);
@@ -359,7 +360,7 @@ static void sort_rows(struct hm_lines_acc *m, struct hm_line *ln)
 		m->map = realloc(m->map, m->cap_map * sizeof(*m->map));
 	}
 	if (!k || (n && !m->map))
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	for (uint32_t i = 0; i < n; i++)
 		k[i] = (struct rowkey){ ln->fields[i].offset, ln->fields[i].size, i };
 	hm_sort(k, n, sizeof(*k), cmp_rowkey);

@@ -5,6 +5,7 @@
 #include "core/arena.h"
 #include "core/hash.h"
 #include "core/sort.h"
+#include "core/oom.h"
 
 struct map_rec {
 	struct hm_perf_event ev;
@@ -39,7 +40,7 @@ int hm_recording_maps(const char *path, void (*fn)(const struct hm_perf_event *e
 		if (ev.type != PERF_RECORD_MMAP && ev.type != PERF_RECORD_MMAP2)
 			continue;
 		if (n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v))))
-			abort();	/* as the arena does */
+			hm_oom();	/* as the arena does */
 		v[n].ev = ev;
 		v[n].ev.mmap.filename = strdup(ev.mmap.filename ? ev.mmap.filename : "");
 		v[n].time = ev.has_sid ? ev.sid.time : 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define NAME_MIN_W 8
 #define NAME_MAX_W 40
@@ -211,7 +212,7 @@ static void fields_table(FILE *out, const struct hm_report_view *v)
 		nr += l->lines[i].nr_fields;
 	rows = malloc((nr ? nr : 1) * sizeof(*rows));
 	if (!rows)
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	nr = 0;
 	for (size_t i = 0; i < l->nr; i++)
 		for (uint32_t j = 0; j < l->lines[i].nr_fields; j++)

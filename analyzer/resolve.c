@@ -14,6 +14,7 @@
 #include "symbolize/code.h"
 #include "symbolize/data.h"
 #include "symbolize/decode.h"
+#include "core/oom.h"
 
 #define MAX_FUNC_BYTES 65536	/* watch: the function prefix decoded up to the trap */
 
@@ -157,7 +158,7 @@ static void dcache_grow(struct hm_resolver *r)
 
 	r->dcap = ocap ? 2 * ocap : 1024;
 	if (!(r->dslots = calloc(r->dcap, sizeof(*r->dslots))))
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	for (size_t i = 0; i < ocap; i++) {
 		size_t j;
 

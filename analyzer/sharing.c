@@ -8,6 +8,7 @@
 #include <string.h>
 #include "analyzer/c2c.h"
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define MAX_ROWS 128	/* rows examined per line, by records: pairs grow as the square */
 
@@ -290,7 +291,7 @@ static void line_pairs(struct hm_arena *a, struct hm_line *ln)
 	struct hm_pair *all = malloc(cap * sizeof(*all));
 
 	if (!all)
-		abort();
+		hm_oom();
 	for (uint32_t i = 0; i < ln->nr_fields; i++)
 		if (i < MAX_ROWS)
 			rows[i] = i;
@@ -298,7 +299,7 @@ static void line_pairs(struct hm_arena *a, struct hm_line *ln)
 		uint32_t *tmp = malloc(ln->nr_fields * sizeof(*tmp));
 
 		if (!tmp)
-			abort();
+			hm_oom();
 		for (uint32_t i = 0; i < ln->nr_fields; i++)
 			tmp[i] = i;
 		qsort_r(tmp, ln->nr_fields, sizeof(*tmp), cmp_rows_by_records, ln->fields);
@@ -311,7 +312,7 @@ static void line_pairs(struct hm_arena *a, struct hm_line *ln)
 			uint32_t y = rows[i] < rows[j] ? rows[j] : rows[i];
 
 			if (n == cap && !(all = realloc(all, (cap *= 2) * sizeof(*all))))
-				abort();
+				hm_oom();
 			n += make_pair(ln, x, y, &all[n]);
 		}
 	}

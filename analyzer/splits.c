@@ -10,6 +10,7 @@
 
 #include "core/hash.h"
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define PAGE_SIZE_4K 4096u
 
@@ -189,7 +190,7 @@ int hm_splits_begin(struct hm_arena *a, uint32_t line_size, struct hm_splits *ou
 				  line_size);
 	out->line_size = line_size;
 	if (!(c = calloc(1, sizeof(*c))))
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	c->a = a;
 	c->out = out;
 	hm_hash_init(&c->groups);
@@ -225,7 +226,7 @@ void hm_splits_add(struct hm_splits_acc *c, const struct hm_access *acc, size_t 
 				c->cap = c->cap ? 2 * c->cap : 16;
 				c->list = realloc(c->list, c->cap * sizeof(*c->list));
 				if (!c->list)
-					abort();	/* as the arena does */
+					hm_oom();	/* as the arena does */
 			}
 			c->list[out->nr++] = s;
 		}

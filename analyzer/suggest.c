@@ -13,6 +13,7 @@
 
 #include "symbolize/shape.h"
 #include "core/sort.h"
+#include "core/oom.h"
 
 /* One member, or the bitfields of one storage unit. */
 struct piece {
@@ -125,7 +126,7 @@ static size_t records(const struct hm_access *acc, size_t n, const struct hm_typ
 	size_t m = 0;
 
 	if (!r)
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	for (size_t i = 0; i < n; i++) {
 		const struct hm_access *x = &acc[i];
 		const struct hm_type *e = hm_wi_elem(x->type, NULL);
@@ -225,7 +226,7 @@ static void join(struct grp *g, struct piece *p, uint32_t k)
 	struct state *st = malloc((g->nst + p[k].nst + 1) * sizeof(*st));
 
 	if (!st)
-		abort();
+		hm_oom();
 	merge(g->st, g->nst, p[k].st, p[k].nst, st, &nn);
 	free(g->st);
 	g->st = st;
@@ -240,7 +241,7 @@ static uint32_t form_groups(struct piece *p, uint32_t np, struct grp *g)
 	uint32_t *by = malloc((np + 1) * sizeof(*by)), ng = 0;
 
 	if (!by)
-		abort();
+		hm_oom();
 	for (uint32_t k = 0; k < np; k++)
 		by[k] = k;
 	qsort_r(by, np, sizeof(*by), cmp_busy, p);
@@ -308,7 +309,7 @@ static void place_cold(struct piece *p, uint32_t np, struct grp *g, uint32_t ng,
 	uint32_t *cold = malloc((np + 1) * sizeof(*cold)), nc = 0;
 
 	if (!cold)
-		abort();
+		hm_oom();
 	for (uint32_t j = 0; j < ng; j++)
 		hm_sort(g[j].pieces, g[j].nr, sizeof(*g[j].pieces), cmp_u32);
 	hm_sort(g, ng, sizeof(*g), cmp_first);

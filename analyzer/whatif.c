@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/hash.h"
+#include "core/oom.h"
 
 #define MAX_NEST 32
 #define NEAREST 3
@@ -45,7 +46,7 @@ size_t hm_wi_nearest(const char *name, const char *const *names, size_t n, const
 	unsigned *d = malloc((max + 1) * sizeof(*d));
 
 	if (!d)
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	for (size_t i = 0; i < n; i++) {
 		unsigned di = edit_distance(name, names[i]);
 		size_t j;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 struct oref {
 	uint32_t space;
@@ -118,7 +119,7 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 	int64_t shift = 0;
 
 	if (!r)
-		abort();	/* as the arena does */
+		hm_oom();	/* as the arena does */
 	memset(c, 0, sizeof(*c));
 	memcpy(out, acc, n * sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
@@ -187,7 +188,7 @@ static struct lref *index_lines(const struct hm_lines *l)
 	struct lref *v = malloc((l->nr ? l->nr : 1) * sizeof(*v));
 
 	if (!v)
-		abort();
+		hm_oom();
 	for (size_t i = 0; i < l->nr; i++)
 		v[i] = (struct lref){l->lines[i].pid, l->lines[i].addr, (uint32_t)i};
 	hm_sort(v, l->nr, sizeof(*v), cmp_lref);
@@ -343,7 +344,7 @@ static void match(struct hm_arena *a, struct hm_whatif *w, const struct hm_acces
 	size_t nl = 0, k = 0;
 
 	if (!l)
-		abort();
+		hm_oom();
 	for (size_t i = 0; i < n; i++) {
 		uint32_t b, af;
 

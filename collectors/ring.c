@@ -1,4 +1,5 @@
 #include "collectors/ring.h"
+#include "core/oom.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -54,7 +55,7 @@ long hm_ring_drain(struct hm_ring *r, int (*cb)(void *ctx, const struct perf_eve
 				r->copy_cap = hdr.size;
 				r->copy = malloc(r->copy_cap);
 				if (!r->copy)
-					abort();
+					hm_oom();
 			}
 			memcpy(r->copy, r->data + at, first);
 			memcpy(r->copy + first, r->data, hdr.size - first);

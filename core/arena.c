@@ -1,4 +1,5 @@
 #include "arena.h"
+#include "core/oom.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -39,8 +40,7 @@ void *hm_arena_alloc(struct hm_arena *a, size_t size)
 		struct hm_arena_block *b = malloc(sizeof(*b) + cap);
 
 		if (!b) {
-			fprintf(stderr, "hitmap: out of memory (%zu bytes)\n", cap);
-			abort();
+			hm_oom();
 		}
 		b->next = a->head;
 		a->head = b;

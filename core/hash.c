@@ -1,4 +1,5 @@
 #include "hash.h"
+#include "core/oom.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +44,7 @@ static void hash_grow(struct hm_hash *h)
 	struct hm_hash_slot *slots = calloc(cap, sizeof(*slots));
 
 	if (!slots) {
-		fprintf(stderr, "hitmap: out of memory growing a hash map\n");
-		abort();
+		hm_oom();
 	}
 	for (size_t i = 0; i < h->cap; i++) {
 		struct hm_hash_slot *o = &h->slots[i];
@@ -121,8 +121,7 @@ void hm_map64_put(struct hm_map64 *m, uint64_t key, void *val)
 		struct hm_map64_slot *slots = calloc(cap, sizeof(*slots));
 
 		if (!slots) {
-			fprintf(stderr, "hitmap: out of memory growing a hash map\n");
-			abort();
+			hm_oom();
 		}
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->slots[i].key)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/perfdata_int.h"
+#include "core/oom.h"
 
 void hm_pbuf_put(struct hm_pbuf *b, const void *src, size_t n)
 {
@@ -15,8 +16,7 @@ void hm_pbuf_put(struct hm_pbuf *b, const void *src, size_t n)
 			cap *= 2;
 		b->p = realloc(b->p, cap);
 		if (!b->p) {
-			fprintf(stderr, "hitmap: out of memory (%zu bytes)\n", cap);
-			abort();
+			hm_oom();
 		}
 		b->cap = cap;
 	}

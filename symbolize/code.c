@@ -1,6 +1,7 @@
 /* struct hm_code: options, per-process address spaces built from mmap records, and the
  * lookup cache in front of the DWARF work of code_dso.c and code_kernel.c. */
 #include "symbolize/code_int.h"
+#include "core/oom.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -170,7 +171,7 @@ static void proc_insert(struct code_proc *p, const struct code_map *m)
 		struct code_map *maps = realloc(p->maps, cap * sizeof(*maps));
 
 		if (!maps)
-			abort();
+			hm_oom();
 		p->maps = maps;
 		p->cap = cap;
 	}

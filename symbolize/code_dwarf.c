@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define HM_SCOPE_MAX 64
 
@@ -34,7 +35,7 @@ static void fn_push(struct fn_buf *b, uint64_t lo, uint64_t hi, Dwarf_Die *die)
 		struct code_fn *v = realloc(b->v, cap * sizeof(*v));
 
 		if (!v)
-			abort();
+			hm_oom();
 		b->v = v;
 		b->cap = cap;
 	}

@@ -2,6 +2,7 @@
  * each PT_LOAD maps kernel virtual addresses (KASLR applied) to file offsets, read with
  * pread. The file is untrusted input: every segment must lie inside it. */
 #include "symbolize/code_int.h"
+#include "core/oom.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -87,7 +88,7 @@ static int kcore_segments(struct code_kcore *k, Elf *elf, size_t nph, uint64_t s
 			  const char **why)
 {
 	if (!(k->segs = calloc(nph, sizeof(*k->segs))))
-		abort();
+		hm_oom();
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define HM_KERNEL_NAME "[kernel.kallsyms]"
 
@@ -64,7 +65,7 @@ void code_kernel_add_map(struct hm_code *c, uint64_t start, uint64_t len, uint64
 		struct code_kmod *m = realloc(k->mods, cap * sizeof(*m));
 
 		if (!m)
-			abort();
+			hm_oom();
 		k->mods = m;
 		k->cap_mods = cap;
 	}
@@ -204,7 +205,7 @@ static void ksyms_load(struct hm_code *c)
 
 			cap = cap ? 2 * cap : 4096;
 			if (!(p = realloc(k->ksyms, cap * sizeof(*p))))
-				abort();
+				hm_oom();
 			k->ksyms = p;
 		}
 		k->ksyms[k->nr_ksyms++] = s;

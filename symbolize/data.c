@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 int hm_data_open(struct hm_data **out, struct hm_err *err)
 {
@@ -146,13 +147,13 @@ struct data_proc *data_proc_get(struct hm_data *d, uint32_t pid, int create)
 	if (p || !create)
 		return p;
 	if (!(p = calloc(1, sizeof(*p))))
-		abort();
+		hm_oom();
 	p->pid = pid;
 	hm_map64_put(&d->procs, (uint64_t)pid + 1, p);
 	if (d->nr_procs == d->cap_procs) {
 		d->cap_procs = d->cap_procs ? d->cap_procs * 2 : 16;
 		if (!(d->proc_list = realloc(d->proc_list, d->cap_procs * sizeof(*d->proc_list))))
-			abort();
+			hm_oom();
 	}
 	d->proc_list[d->nr_procs++] = p;
 	return p;
@@ -264,7 +265,7 @@ int hm_data_add_map(struct hm_data *d, uint32_t pid, uint64_t start, uint64_t le
 		nm.mod = data_mod_get(d, filename);
 	/* Worst case every old mapping splits around the new one. */
 	if (!(v = malloc((2 * p->nr_maps + 1) * sizeof(*v))))
-		abort();
+		hm_oom();
 	for (size_t i = 0; i < p->nr_maps; i++) {
 		struct data_map m = p->maps[i];
 
@@ -365,7 +366,7 @@ static void images_build(struct data_proc *p)
 	p->dirty = 0;
 	free(p->images);
 	if (!(p->images = malloc((p->nr_maps + 1) * sizeof(*p->images))))
-		abort();
+		hm_oom();
 	for (size_t i = 0; i < p->nr_maps; i++) {
 		const struct data_map *mp = &p->maps[i];
 		struct data_mod *m = mp->mod;

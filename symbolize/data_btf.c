@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define ABI_NR_GP 6
 #define ABI_MAX_DEPTH 8
@@ -47,7 +48,7 @@ static void index_fsyms(struct hm_ti *ti)
 		if (ti->nr_fsyms == cap) {
 			cap = cap ? cap * 2 : 256;
 			if (!(ti->fsyms = realloc(ti->fsyms, cap * sizeof(*ti->fsyms))))
-				abort();
+				hm_oom();
 		}
 		ti->fsyms[ti->nr_fsyms++] = (struct ti_fsym){s.st_value, s.st_value + s.st_size,
 							     name};

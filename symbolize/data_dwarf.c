@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define TI_MAX_DEPTH 32
 
@@ -37,7 +38,7 @@ static void load_sections(struct hm_ti *ti)
 			cap = cap ? cap * 2 : 32;
 			ti->secs = realloc(ti->secs, cap * sizeof(*ti->secs));
 			if (!ti->secs)
-				abort();
+				hm_oom();
 		}
 		ti->secs[n++] = (struct ti_sec){sh.sh_addr, sh.sh_size, data->d_buf};
 	}
@@ -329,7 +330,7 @@ static void add_static(struct hm_ti *ti, struct statics_buf *b, Dwarf_Die *var, 
 		b->cap = b->cap ? b->cap * 2 : 256;
 		b->v = realloc(b->v, b->cap * sizeof(*b->v));
 		if (!b->v)
-			abort();
+			hm_oom();
 	}
 	b->v[b->n++] = (struct hm_ti_static){
 		.addr = addr, .size = size, .name = hm_arena_strdup(&ti->arena, name),

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define TI_MAX_VARS 512
 
@@ -120,7 +121,7 @@ static void add_func(struct hm_ti *ti, struct fidx_buf *b, Dwarf_Die *die)
 		if (b->n == b->cap) {
 			b->cap = b->cap ? b->cap * 2 : 1024;
 			if (!(b->v = realloc(b->v, b->cap * sizeof(*b->v))))
-				abort();
+				hm_oom();
 		}
 		b->v[b->n++] = (struct ti_fidx){lo, hi, fn};
 	}
@@ -219,7 +220,7 @@ static uint32_t add_scope(struct hm_ti *ti, struct fvars *fv, Dwarf_Die *die)
 	if (fv->ns == fv->caps) {
 		fv->caps = fv->caps ? fv->caps * 2 : 8;
 		if (!(fv->s = realloc(fv->s, fv->caps * sizeof(*fv->s))))
-			abort();
+			hm_oom();
 	}
 	fv->s[fv->ns].nr = n;
 	fv->s[fv->ns].r = n ? hm_arena_alloc(&ti->arena, n * sizeof(*r)) : NULL;
@@ -243,7 +244,7 @@ static void walk_vars(struct hm_ti *ti, struct fvars *fv, Dwarf_Die *scope, uint
 			if (fv->n == fv->cap) {
 				fv->cap = fv->cap ? fv->cap * 2 : 16;
 				if (!(fv->v = realloc(fv->v, fv->cap * sizeof(*fv->v))))
-					abort();
+					hm_oom();
 			}
 			fv->v[fv->n++] = (struct ti_fvar){hm_dwarf_key(ti->dw, &c), depth, sc,
 							  tag == DW_TAG_formal_parameter};
@@ -397,7 +398,7 @@ static struct hm_ti_frame *frame_build(struct hm_ti *ti, uint64_t pc)
 		return f;
 	func_info(f, &die, dpc, (int64_t)ti->dwbias - (int64_t)ti->ebias);
 	if (!(buf = malloc((fn->nr_vars ? fn->nr_vars : 1) * sizeof(*buf))))
-		abort();
+		hm_oom();
 	if ((n = frame_vars(ti, fn, dpc, buf))) {
 		struct hm_ti_var *v = hm_arena_alloc(&ti->arena, n * sizeof(*v));
 

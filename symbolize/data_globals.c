@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 int data_mod_phdrs(struct data_mod *m)
 {
@@ -77,7 +78,7 @@ static void push_sym(struct data_sym **v, size_t *n, size_t *cap, struct data_sy
 	if (*n == *cap) {
 		*cap = *cap ? *cap * 2 : 256;
 		if (!(*v = realloc(*v, *cap * sizeof(**v))))
-			abort();
+			hm_oom();
 	}
 	(*v)[(*n)++] = s;
 }

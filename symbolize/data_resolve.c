@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
+#include "core/oom.h"
 
 #define STACK_RED_ZONE 128		/* x86-64 psABI: leaf functions use [rsp - 128, rsp) */
 #define STACK_GUESS (8ull << 20)	/* stack size assumed when no mapping holds rsp */
@@ -160,7 +161,7 @@ static void count(struct hm_data *d, const struct hm_data_query *q,
 		if (d->nr_unres == d->cap_unres) {
 			d->cap_unres = d->cap_unres ? d->cap_unres * 2 : 64;
 			if (!(d->unres = realloc(d->unres, d->cap_unres * sizeof(*d->unres))))
-				abort();
+				hm_oom();
 		}
 		d->unres[d->nr_unres++] = (struct hm_data_unresolved){
 			q->ip, q->pid, out->method,
@@ -298,7 +299,7 @@ void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out)
 	if (!n)
 		return;
 	if (!(d->top = malloc(d->nr_unres * sizeof(*d->top))))
-		abort();
+		hm_oom();
 	memcpy(d->top, d->unres, d->nr_unres * sizeof(*d->top));
 	hm_sort(d->top, d->nr_unres, sizeof(*d->top), cmp_unres);
 	out->nr_top = n;

@@ -8,6 +8,7 @@
 
 #include "core/hash.h"
 #include "core/sort.h"
+#include "core/oom.h"
 
 /* Sections whose lines other CPUs may write: data, bss, read-mostly, per-cpu. */
 static int data_section(const char *name)
@@ -72,7 +73,7 @@ static int read_symbols(struct hm_arena *a, Elf *elf, struct hm_global **out, si
 			cap = cap ? cap * 2 : 256;
 			*out = realloc(*out, cap * sizeof(**out));
 			if (!*out)
-				abort();
+				hm_oom();
 		}
 		g = &(*out)[(*nr)++];
 		g->section = hm_arena_strdup(a, sec);

@@ -1,6 +1,7 @@
 /* Source-independent half of the layout API: the name index, lookups, type helpers,
  * declarations, and offset -> member path. */
 #include "symbolize/layout_int.h"
+#include "core/oom.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,8 +52,7 @@ void hm_layout_index_add(struct hm_layout *lay, const char *kw, const char *name
 		lay->cap_order = lay->cap_order ? lay->cap_order * 2 : 256;
 		lay->order = realloc(lay->order, lay->cap_order * sizeof(*lay->order));
 		if (!lay->order) {
-			fprintf(stderr, "hitmap: out of memory indexing %s\n", lay->path);
-			abort();
+			hm_oom();
 		}
 	}
 	lay->order[lay->nr_order++] = e;

@@ -5,6 +5,7 @@
  * a typed variable, or, without DWARF, to the function's entry where an argument
  * register holds a parameter typed by BTF. */
 #include "symbolize/data_int.h"
+#include "core/oom.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -174,7 +175,7 @@ static struct ti_code *func_code(struct hm_ti *ti, struct hm_decoder *dec,
 		if (c->n == cap) {
 			cap = cap ? cap * 2 : 64;
 			if (!(tmp = realloc(tmp, cap * sizeof(*tmp))))
-				abort();
+				hm_oom();
 		}
 		classify_insn(&tmp[c->n++], &in);
 		off += in.len;

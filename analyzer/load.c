@@ -211,6 +211,7 @@ static int read_samples(struct hm_recording *rec, int stream,
 	return rc < 0 ? -1 : 0;
 }
 
+/* Fills rec; on failure rec holds what was opened, for the caller to free. */
 static int load(const char *path, const struct hm_resolve_opts *o,
 		int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
 		struct hm_recording *rec, struct hm_err *err)
@@ -224,17 +225,13 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 		return -1;
 	if (!ro.osrelease)
 		ro.osrelease = hm_perfdata_features(rec->pd)->osrelease;
-	if (hm_resolver_open(&ro, &rec->resolver, err)) {
-		hm_recording_free(rec);
+	if (hm_resolver_open(&ro, &rec->resolver, err))
 		return -1;
-	}
 	hm_resolver_features(rec->resolver, hm_perfdata_features(rec->pd));
 	if (!stream && hm_recording_maps(path, track_map, rec->resolver, &(struct hm_err){0}) < 0)
 		stream = 1;	/* the sample pass reports what is wrong with the file */
-	if (read_samples(rec, stream, keep, ctx, err)) {
-		hm_recording_free(rec);
+	if (read_samples(rec, stream, keep, ctx, err))
 		return -1;
-	}
 	ps = hm_perfdata_stats(rec->pd);
 	rec->lost = ps->lost + ps->lost_samples;
 	rec->warning = hm_perfdata_warning(rec->pd);
@@ -246,7 +243,11 @@ int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
 		      struct hm_recording *rec, struct hm_err *err)
 {
 	memset(rec, 0, sizeof(*rec));
-	return load(path, o, keep, ctx, rec, err);
+	if (load(path, o, keep, ctx, rec, err)) {
+		hm_recording_free(rec);
+		return -1;
+	}
+	return 0;
 }
 
 int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/sort.h"
+#include "core/file.h"
 
 char *code_hex(struct hm_arena *a, const uint8_t *id, size_t size)
 {
@@ -338,7 +339,7 @@ static int attach_by_build_id(struct hm_code *c, struct code_dso *d)
 		const char *p = hm_arena_printf(&c->arena, "%s/.build-id/%.2s/%s/elf",
 						c->buildid_dir, hex, hex + 2);
 
-		fd = open(p, O_RDONLY | O_CLOEXEC);
+		fd = hm_file_open(p);
 		if (fd >= 0 && code_fd_build_id(fd, id) == d->build_id_size &&
 		    memcmp(id, d->build_id, d->build_id_size) == 0)
 			return code_dso_attach(c, d, p, fd) == 0;
@@ -367,7 +368,7 @@ void code_dso_load(struct hm_code *c, struct code_dso *d)
 		return;
 	}
 	path = file_path(c, d->name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = hm_file_open(path);
 	err = errno;
 	if (fd >= 0) {
 		disk_size = code_fd_build_id(fd, disk);
@@ -402,7 +403,7 @@ void code_dso_load(struct hm_code *c, struct code_dso *d)
 	d->flags = HM_CODE_NO_FILE | HM_CODE_NO_DEBUGINFO;
 	d->hint = hm_arena_printf(&c->arena, "%s: cannot open (%s): pass --sysroot DIR with a "
 				  "copy of the recording machine's files or --buildid-dir DIR "
-				  "(perf's ~/.debug)%s%s", path, strerror(err),
+				  "(perf's ~/.debug)%s%s", path, hm_file_strerror(err),
 				  hex ? ", or set DEBUGINFOD_URLS to fetch build-id " : "",
 				  hex ? hex : "");
 }

@@ -1,6 +1,7 @@
 /* DWARF type source (libdw through libdwfl, which applies ET_REL relocations and finds
  * separate debug files by build-id or debuglink). */
 #include "symbolize/layout_int.h"
+#include "core/file.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -380,7 +381,7 @@ static const char *fmt_bytes(char *buf, size_t len, uint64_t n)
 static int check_elf_file(const char *path, struct hm_err *err)
 {
 	unsigned char magic[4];
-	int fd = open(path, O_RDONLY);
+	int fd = hm_file_open(path);
 	struct stat st;
 	Elf *elf;
 	uint64_t need;
@@ -388,7 +389,7 @@ static int check_elf_file(const char *path, struct hm_err *err)
 	ssize_t n;
 
 	if (fd < 0)
-		return hm_err_set(err, HM_EXIT_INPUT, "%s: %s%s", path, strerror(errno),
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: %s%s", path, hm_file_strerror(errno),
 				  errno == EACCES ? " (run as root or fix its permissions)" : "");
 	n = read(fd, magic, sizeof(magic));
 	if (n != 4 || memcmp(magic, "\177ELF", 4) != 0 || fstat(fd, &st) != 0) {

@@ -37,3 +37,23 @@ bad_input corrupt-record-after-first-batch "$T/late0.data: corrupt record" \
 	"$H" report --batch 97 -i "$T/late0.data"
 bad_input corrupt-record-after-first-batch-pipe "stdin: corrupt record" \
 	sh -c "exec \"$H\" report --batch 97 -i - <\"$T/late0.pipe\""
+
+# finishes NAME CMD...: CMD must end (any exit below 128) within 20 s.
+finishes() {
+	local name=$1 rc
+	shift
+	timeout -s KILL 20 "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	if [ "$rc" -lt 128 ]; then ok "$name"; else nok "$name" "exit $rc" "$(head -3 "$T/err")"; fi
+}
+
+# --- An MMAP record naming a FIFO: open() blocked report and whatif forever.
+mkfifo "$T/fifo"
+$G "$T/fifo.data" $BIN --samples 100 --mmap "$T/fifo"
+finishes mmap-names-a-fifo-report "$H" report -i "$T/fifo.data"
+finishes mmap-names-a-fifo-whatif "$H" whatif -i "$T/fifo.data" --pad worker_stats.ops=64
+if timeout -s KILL 20 "$H" report -i "$T/fifo.data" 2>/dev/null | grep -q "stats  *read_only"; then
+	ok "mmap-names-a-fifo-rest-resolved"
+else
+	nok "mmap-names-a-fifo-rest-resolved" "the samples in the regular binary were not named"
+fi

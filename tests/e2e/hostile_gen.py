@@ -12,6 +12,7 @@ after its symbol `stats` (a global). Sample k (0-based) can be damaged:
   --zero-size K     its header size becomes 0 (a corrupt record)
   --extra K:BYTES   BYTES zero bytes appended inside the record (size grows)
   --unknown-id K    its IDENTIFIER names no attr
+With --mmap, every 10th sample's ip and addr fall in the first --mmap path instead.
 """
 import argparse
 import os
@@ -91,7 +92,10 @@ def main():
     for i, path in enumerate(a.mmap):
         recs.append(mmap(path, pid, 0x7f0000000000 + i * 0x100000, 0x1000))
     for k in range(a.samples):
-        r = sample(k, ip, data + (k * 8) % 64, pid, extra_n if k == extra_at else 0,
+        at_ip, at_addr = ip, data + (k * 8) % 64
+        if a.mmap and k % 10 == 9:
+            at_ip = at_addr = 0x7f0000000000 + 0x10
+        r = sample(k, at_ip, at_addr, pid, extra_n if k == extra_at else 0,
                    ID + 1000 if k in a.unknown_id else ID)
         if k == a.zero_size:
             r = r[:6] + b"\0\0" + r[8:]

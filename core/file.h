@@ -1,0 +1,19 @@
+/* Opening files whose paths came from someone else's data (a recording's MMAP records,
+ * build-id links, a debug link): only regular files, and never blocking. */
+#ifndef HM_FILE_H
+#define HM_FILE_H
+
+#include <errno.h>
+
+/* errno of hm_file_open for a path that is not a regular file (a FIFO, a device, a
+ * directory, a socket): open() or read() on those can block forever or never end. */
+#define HM_ENOTREG EMEDIUMTYPE
+
+/* Opens path read-only and close-on-exec without blocking (O_NONBLOCK, cleared again
+ * once the file is known to be regular). fd, or -1 with errno set: open's, or
+ * HM_ENOTREG. */
+int hm_file_open(const char *path);
+/* strerror, and "not a regular file (a FIFO, device or directory)" for HM_ENOTREG. */
+const char *hm_file_strerror(int e);
+
+#endif

@@ -57,3 +57,17 @@ if timeout -s KILL 20 "$H" report -i "$T/fifo.data" 2>/dev/null | grep -q "stats
 else
 	nok "mmap-names-a-fifo-rest-resolved" "the samples in the regular binary were not named"
 fi
+
+# --- An ELF whose .BTF is SHT_NOBITS: libbpf's btf__parse read through its NULL data
+# (SIGSEGV) in layout --btf, and in report when a recorded binary has no DWARF.
+E="python3 tests/e2e/hostile_elf.py"
+if command -v pahole >/dev/null && command -v objcopy >/dev/null; then
+	cp $BIN "$T/nobits" && pahole -J "$T/nobits" 2>/dev/null && objcopy --strip-debug "$T/nobits" &&
+		$E "$T/nobits" nobits .BTF
+	bad_input btf-nobits-layout "$T/nobits: its .BTF section is SHT_NOBITS" \
+		"$H" layout --btf "$T/nobits"
+	$G "$T/nobits.data" "$T/nobits" --samples 50
+	finishes btf-nobits-report "$H" report -i "$T/nobits.data"
+else
+	ok "btf-nobits # skip: no pahole or objcopy"
+fi

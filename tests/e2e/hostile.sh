@@ -71,3 +71,17 @@ if command -v pahole >/dev/null && command -v objcopy >/dev/null; then
 else
 	ok "btf-nobits # skip: no pahole or objcopy"
 fi
+
+# --- record -p PID went on after the process exited (perf stops at once), until a signal.
+sleep 1 &
+sp=$!
+start=$(date +%s%N)
+timeout -s INT 10 "$H" record -c timer -p $sp -o "$T/p.data" >/dev/null 2>"$T/err"
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+wait $sp 2>/dev/null
+if [ "$rc" = 0 ] && [ "$ms" -lt 5000 ] && "$H" script -i "$T/p.data" >/dev/null 2>&1; then
+	ok "record-p-stops-when-the-process-exits (${ms} ms)"
+else
+	nok "record-p-stops-when-the-process-exits" "exit $rc after ${ms} ms" "$(head -3 "$T/err")"
+fi

@@ -85,3 +85,9 @@ if [ "$rc" = 0 ] && [ "$ms" -lt 5000 ] && "$H" script -i "$T/p.data" >/dev/null 
 else
 	nok "record-p-stops-when-the-process-exits" "exit $rc after ${ms} ms" "$(head -3 "$T/err")"
 fi
+
+# --- A sample longer than its event's sample_type: its fields were read at the wrong
+# offsets and reported with exit 0.
+$G "$T/long.data" $BIN --samples 50 --extra 20:16
+bad_input sample-longer-than-sample-type "$T/long.data: corrupt sample record (88 bytes, longer" \
+	"$H" report -i "$T/long.data"

@@ -259,6 +259,25 @@ static void test_sample_shorter_than_its_fields_rejected(void **state)
 	free(path);
 }
 
+/* A record with more fields than its attr's sample_type (the attr of another build, or
+ * a damaged one): decoding it field by field gave CPU 3916171008 and "590 cpus". */
+static void test_sample_longer_than_its_fields_rejected(void **state)
+{
+	char *path = tmp_path("long");
+	struct perf_event_attr a = simple_attr();
+	uint64_t body[5] = {0x401000, 7 | (uint64_t)8 << 32, 1000, 0x1000, 3};
+	uint8_t data[128];
+	size_t at = 0;
+
+	(void)state;
+	put_sample(data, &at, 0x401000);
+	put_rec(data, &at, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, body, sizeof(body));
+	write_crafted(path, &a, data, at);
+	expect_error(path, "corrupt sample record (48 bytes, longer than the fields of event");
+	unlink(path);
+	free(path);
+}
+
 static void test_array_counts_past_record_rejected(void **state)
 {
 	char *path = tmp_path("counts");
@@ -469,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_record_types_skipped),
 		cmocka_unit_test(test_auxtrace_payload_skipped),
 		cmocka_unit_test(test_sample_shorter_than_its_fields_rejected),
+		cmocka_unit_test(test_sample_longer_than_its_fields_rejected),
 		cmocka_unit_test(test_array_counts_past_record_rejected),
 		cmocka_unit_test(test_unterminated_string_rejected),
 		cmocka_unit_test(test_compressed_record_rejected),

@@ -89,5 +89,5 @@ fi
 # --- A sample longer than its event's sample_type: its fields were read at the wrong
 # offsets and reported with exit 0.
 $G "$T/long.data" $BIN --samples 50 --extra 20:16
-bad_input sample-longer-than-sample-type "$T/long.data: corrupt sample record (88 bytes, longer" \
+bad_input sample-longer-than-sample-type "$T/long.data: corrupt sample record (80 bytes, longer" \
 	"$H" report -i "$T/long.data"

@@ -11,7 +11,9 @@ struct hm_recording {
 	size_t n;			/* streamed: the last batch's */
 	size_t total;			/* accesses kept, every batch */
 	uint64_t lost;			/* LOST and LOST_SAMPLES records */
-	const char *warning;		/* the reader's warning (copied), or NULL */
+	uint64_t unknown_id;		/* samples of ids no attr has: skipped */
+	const char *warning;		/* what was skipped, one line (in warn), or NULL */
+	char warn[1024];
 	struct hm_resolver *resolver;
 	struct hm_perfdata *pd;		/* kept open: features and attrs stay valid */
 	size_t batch;			/* hm_recording_stream: accesses per flush */

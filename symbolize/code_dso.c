@@ -400,10 +400,11 @@ void code_dso_load(struct hm_code *c, struct code_dso *d)
 			why ? "; also " : "", why ? why : "");
 		return;
 	}
-	d->flags = HM_CODE_NO_FILE | HM_CODE_NO_DEBUGINFO;
-	d->hint = hm_arena_printf(&c->arena, "%s: cannot open (%s): pass --sysroot DIR with a "
+	d->flags = HM_CODE_NO_FILE | HM_CODE_NO_DEBUGINFO | HM_CODE_UNREADABLE;
+	d->hint = hm_arena_printf(&c->arena, "%s: cannot open (%s): %spass --sysroot DIR with a "
 				  "copy of the recording machine's files or --buildid-dir DIR "
 				  "(perf's ~/.debug)%s%s", path, hm_file_strerror(err),
+				  err == EACCES ? "run as root or fix its permissions, or " : "",
 				  hex ? ", or set DEBUGINFOD_URLS to fetch build-id " : "",
 				  hex ? hex : "");
 }

@@ -91,3 +91,38 @@ fi
 $G "$T/long.data" $BIN --samples 50 --extra 20:16
 bad_input sample-longer-than-sample-type "$T/long.data: corrupt sample record (80 bytes, longer" \
 	"$H" report -i "$T/long.data"
+
+# warns NAME WORD CMD...: CMD must exit 0 and say WORD on stderr.
+warns() {
+	local name=$1 word=$2 rc
+	shift 2
+	timeout -s KILL 20 "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	if [ "$rc" = 0 ] && grep -qF -- "$word" "$T/err"; then
+		ok "$name"
+	else
+		nok "$name" "exit $rc (want 0), stderr lacks '$word'" "$(head -3 "$T/err")"
+	fi
+}
+
+# --- Samples whose id no event has were dropped from report without a word.
+$G "$T/uid.data" $BIN --samples 50 --unknown-id 3 --unknown-id 7
+warns unknown-ids-counted-report "2 samples name an event id that no event of the file has" \
+	"$H" report -i "$T/uid.data"
+warns unknown-ids-counted-whatif "2 samples name an event id" \
+	"$H" whatif -i "$T/uid.data" --pad worker_stats.ops=64
+
+# --- A recorded binary that cannot be read (EACCES) read as "nothing resolved".
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	D=$(mktemp -d /tmp/hm-hostile-XXXXXX)
+	chmod 755 "$D"
+	cp $BIN "$D/noread" && chmod 0711 "$D/noread"
+	$G "$D/acc.data" "$D/noread" --samples 50 && chmod 644 "$D/acc.data"
+	warns unreadable-binary-reported "50 samples are in 1 file that could not be read" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$H" report -i "$D/acc.data"
+	grep -qF "$D/noread: cannot open (Permission denied)" "$T/err" &&
+		ok "unreadable-binary-named" || nok "unreadable-binary-named" "$(head -2 "$T/err")"
+	rm -rf "$D"
+else
+	ok "unreadable-binary # skip: needs root and setpriv to drop to nobody"
+fi

@@ -11,7 +11,9 @@ CPU and PERIOD, one MMAP record per PT_LOAD of BINARY (at 0x555555554000) and on
 after its symbol `stats` (a global). Sample k (0-based) can be damaged:
   --zero-size K     its header size becomes 0 (a corrupt record)
   --extra K:BYTES   BYTES zero bytes appended inside the record (size grows)
-  --unknown-id K    its IDENTIFIER names no attr
+  --unknown-id K    its IDENTIFIER names no attr (the file then has a second event, id
+                    ID + 1, without samples: with one event perf and hitmap take every
+                    sample for it)
 With --mmap, every 10th sample's ip and addr fall in the first --mmap path instead.
 """
 import argparse
@@ -109,17 +111,20 @@ def main():
             f.write(struct.pack("<IHH", 64, 0, 8 + len(ha)) + ha)
             f.write(body)
             return
+        ids = [ID, ID + 1] if a.unknown_id else [ID]
         hdr = 104
         attrs_off = hdr
-        ids_off = attrs_off + 112 + 16
-        data_off = ids_off + 8
+        ids_off = attrs_off + (112 + 16) * len(ids)
+        data_off = ids_off + 8 * len(ids)
         f.write(struct.pack("<QQQ", 0x32454c4946524550, hdr, 112 + 16))
-        f.write(struct.pack("<QQ", attrs_off, 112 + 16))
+        f.write(struct.pack("<QQ", attrs_off, (112 + 16) * len(ids)))
         f.write(struct.pack("<QQ", data_off, len(body)))
         f.write(struct.pack("<QQ", 0, 0))
         f.write(b"\0" * 32)	# no features
-        f.write(attr() + struct.pack("<QQ", ids_off, 8))
-        f.write(struct.pack("<Q", ID))
+        for i in range(len(ids)):
+            f.write(attr() + struct.pack("<QQ", ids_off + 8 * i, 8))
+        for i in ids:
+            f.write(struct.pack("<Q", i))
         f.write(body)
 
 

@@ -8,6 +8,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,42 @@ struct dwarf_src {
 	Dwarf_CU *cu;		/* last unit indexed; NULL before the first */
 	struct hm_map64 types;	/* DIE offset -> struct hm_type */
 	uint32_t addr_size;
+	char units_why[200];	/* units libdw cannot reach (check_units), or "" */
+	uint64_t bad_names;	/* DW_AT_name present but unreadable */
+	uint64_t first_bad_name; /* its DIE offset */
 };
 
 static struct dwarf_src *src_of(struct hm_layout *lay) { return lay->priv; }
+
+static void update_damage(struct hm_layout *lay)
+{
+	const struct dwarf_src *s = src_of(lay);
+	char names[160] = "";
+
+	if (s->bad_names)
+		snprintf(names, sizeof(names), "%s%" PRIu64 " names lie outside .debug_str (the "
+			 "first at DIE 0x%" PRIx64 ")", s->units_why[0] ? "; " : "", s->bad_names,
+			 s->first_bad_name);
+	snprintf(lay->damage, sizeof(lay->damage), "%s: corrupt DWARF: %s%s: types there are "
+		 "missing or unnamed; rebuild the file or copy it again", lay->path, s->units_why,
+		 names);
+}
+
+/* A name attribute that does not resolve (a string offset past a shrunk .debug_str)
+ * would print as a blank member name: count it. */
+static const char *die_name(struct hm_layout *lay, Dwarf_Die *die)
+{
+	struct dwarf_src *s = src_of(lay);
+	const char *n = dwarf_diename(die);
+	Dwarf_Attribute a;
+
+	if (!n && dwarf_attr_integrate(die, DW_AT_name, &a)) {
+		if (!s->bad_names++)
+			s->first_bad_name = dwarf_dieoffset(die);
+		update_damage(lay);
+	}
+	return n;
+}
 
 static void index_die(struct hm_layout *lay, Dwarf_Die *die, int depth)
 {
@@ -47,7 +81,7 @@ static void index_die(struct hm_layout *lay, Dwarf_Die *die, int depth)
 	default:
 		return;
 	}
-	if (!(name = dwarf_diename(die)) || dwarf_hasattr(die, DW_AT_declaration))
+	if (!(name = die_name(lay, die)) || dwarf_hasattr(die, DW_AT_declaration))
 		return;
 	if (tag == DW_TAG_variable && !dwarf_hasattr(die, DW_AT_type))
 		return;
@@ -198,7 +232,7 @@ static const struct hm_type *convert(struct hm_layout *lay, Dwarf_Off off, int d
 	if (depth > HM_DWARF_MAX_DEPTH || !dwarf_offdie(s->dw, off, &die))
 		return t;	/* void: a chain this deep is a malformed file */
 	t->kind = tag_kind(dwarf_tag(&die));
-	if ((name = dwarf_diename(&die)))
+	if ((name = die_name(lay, &die)))
 		t->name = name;	/* points into the mapped .debug_str, lives as long as dw */
 	t->size = attr_u(&die, DW_AT_byte_size, 0);
 	t->align = (uint32_t)attr_u(&die, DW_AT_alignment, 0);
@@ -264,7 +298,7 @@ static void fill_member(struct hm_layout *lay, Dwarf_Die *die, struct hm_member 
 {
 	uint64_t byte_off = member_location(die);
 
-	m->name = dwarf_diename(die);
+	m->name = die_name(lay, die);
 	m->type = convert_ref(lay, die, 0);
 	m->align = (uint32_t)attr_u(die, DW_AT_alignment, 0);
 	m->is_base = dwarf_tag(die) == DW_TAG_inheritance;
@@ -412,6 +446,88 @@ static int check_elf_file(const char *path, struct hm_err *err)
 	return 0;
 }
 
+/* Units of one section counted by their length fields alone; *at_nth is the offset of
+ * the nth (0-based) when there is one. */
+static uint64_t count_units(const Elf_Data *d, uint64_t nth, uint64_t *at_nth)
+{
+	size_t at = 0;
+	uint64_t n = 0;
+
+	while (d->d_size - at >= 4) {
+		uint32_t len32;
+		uint64_t len, hdr = 4;
+
+		memcpy(&len32, (const uint8_t *)d->d_buf + at, 4);
+		len = len32;
+		if (len32 == 0xffffffff && d->d_size - at >= 12) {
+			memcpy(&len, (const uint8_t *)d->d_buf + at + 4, 8);
+			hdr = 12;
+		}
+		if (n++ == nth)
+			*at_nth = at;
+		if ((len32 >= 0xfffffff0 && hdr == 4) || len > d->d_size - at - hdr)
+			break;	/* the rest is one broken unit */
+		at += hdr + len;
+	}
+	return n;
+}
+
+/* The units of .debug_info and .debug_types (the sections dwarf_get_units walks, in that
+ * order); UINT64_MAX when neither can be read. *at_nth: as count_units, in .debug_info. */
+static uint64_t raw_units(Elf *elf, uint64_t nth, uint64_t *at_nth)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	uint64_t n = UINT64_MAX;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return UINT64_MAX;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		Elf_Data *d;
+		int info;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		info = !strcmp(name, ".debug_info");
+		if ((!info && strcmp(name, ".debug_types")) || !(d = elf_getdata(scn, NULL)) ||
+		    !d->d_buf)
+			continue;
+		n = (n == UINT64_MAX ? 0 : n) + count_units(d, info ? nth : UINT64_MAX, at_nth);
+	}
+	return n;
+}
+
+/* libdw stops at the first unit header it refuses (version 0, an unknown unit type), and
+ * every unit after it is lost to lookups too: "no types" would be a silent lie. Counts
+ * the units it reaches against those the lengths delimit. */
+static int check_units(struct hm_layout *lay, struct hm_err *err)
+{
+	struct dwarf_src *s = src_of(lay);
+	Dwarf_CU *cu = NULL, *next;
+	uint64_t ok = 0, total, at = 0;
+	int rc;
+
+	while ((rc = dwarf_get_units(s->dw, cu, &next, NULL, NULL, NULL, NULL)) == 0) {
+		ok++;
+		cu = next;
+	}
+	if (rc > 0)
+		return 0;
+	total = raw_units(dwarf_getelf(s->dw), ok, &at);
+	if (total == UINT64_MAX || total <= ok)
+		total = ok + 1;	/* libdw refused one that the lengths did not delimit */
+	snprintf(s->units_why, sizeof(s->units_why), "%" PRIu64 " of %" PRIu64 " compilation "
+		 "units unreadable from .debug_info offset 0x%" PRIx64 " (%s)", total - ok, total,
+		 at, dwarf_errmsg(-1));
+	update_damage(lay);
+	if (!ok)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s", lay->damage);
+	return 0;
+}
+
 static int no_dwarf_error(Dwfl_Module *mod, const char *path, struct hm_err *err)
 {
 	const unsigned char *bits;
@@ -461,6 +577,10 @@ int hm_layout_open(const char *path, struct hm_layout **out, struct hm_err *err)
 	s->dw = dwfl_module_getdwarf(mod, &bias);
 	if (!s->dw) {
 		no_dwarf_error(mod, path, err);
+		hm_layout_close(lay);
+		return -1;
+	}
+	if (check_units(lay, err)) {
 		hm_layout_close(lay);
 		return -1;
 	}

@@ -38,6 +38,7 @@ struct hm_layout {
 	uint16_t machine;		/* ELF e_machine; 0 for raw BTF */
 	uint8_t elf_class;		/* ELFCLASS32/64; 0 for raw BTF */
 	void *priv;
+	char damage[400];		/* what of the file could not be read, or "" */
 };
 
 void hm_layout_base_init(struct hm_layout *lay, const struct hm_layout_ops *ops,

@@ -126,3 +126,33 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
 	ok "unreadable-binary # skip: needs root and setpriv to drop to nobody"
 fi
+
+# --- DWARF damage: a unit header with version 0 (libdw stops there: every type after it
+# vanished, exit 0, and diff --fail-on passed with "only in old"); a .debug_str cut short
+# (blank member names, exit 0).
+cat >"$T/cu1.c" <<'C'
+struct first_unit { long a; int b; };
+struct first_unit fu;
+int other(void);
+int main(void) { return fu.b + other(); }
+C
+cat >"$T/cu2.c" <<'C'
+struct second_unit { char c[70]; long d; };
+struct second_unit su;
+int other(void) { return su.c[3]; }
+C
+cc -g -O0 -o "$T/two" "$T/cu1.c" "$T/cu2.c"
+cp "$T/two" "$T/two-v0" && $E "$T/two-v0" cu-version 0 1
+cp "$T/two" "$T/first-v0" && $E "$T/first-v0" cu-version 0 0
+bad_input cu-version-0-all-units-lost "$T/first-v0: corrupt DWARF: 2 of 2 compilation units" \
+	"$H" layout "$T/first-v0"
+bad_input cu-version-0-partial-layout "$T/two-v0: corrupt DWARF: 1 of 2 compilation units" \
+	"$H" layout "$T/two-v0"
+grep -q "struct first_unit" "$T/out" && ok "cu-version-0-partial-layout-prints-the-rest" ||
+	nok "cu-version-0-partial-layout-prints-the-rest" "$(head -3 "$T/out")"
+bad_input cu-version-0-diff-fail-on-fails "$T/two-v0: corrupt DWARF" \
+	"$H" diff "$T/two" "$T/two-v0" --fail-on size,straddle,shared
+cp "$T/two" "$T/short-str" && $E "$T/short-str" shrink .debug_str 16
+bad_input debug-str-cut-short "$T/short-str: corrupt DWARF:" "$H" layout "$T/short-str"
+grep -qF "names lie outside .debug_str" "$T/err" && ok "debug-str-cut-short-named" ||
+	nok "debug-str-cut-short-named" "$(cat "$T/err")"

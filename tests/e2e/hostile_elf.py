@@ -2,7 +2,8 @@
 """Damages an ELF64 little-endian file in place for tests/e2e/hostile.sh.
 
   hostile_elf.py FILE nobits SECTION      the section's sh_type becomes SHT_NOBITS
-  hostile_elf.py FILE cu-version N        the first .debug_info unit's version becomes N
+  hostile_elf.py FILE cu-version N [K]    the version of .debug_info's unit K (default 0,
+                                          the first) becomes N
   hostile_elf.py FILE shrink SECTION N    the section's sh_size becomes N
 """
 import struct
@@ -35,6 +36,9 @@ def main():
         struct.pack_into("<Q", b, header(b, sys.argv[3]) + 0x20, int(sys.argv[4]))
     elif op == "cu-version":
         off, = struct.unpack_from("<Q", b, header(b, ".debug_info") + 0x18)
+        for _ in range(int(sys.argv[4]) if len(sys.argv) > 4 else 0):
+            unit_len, = struct.unpack_from("<I", b, off)
+            off += 4 + unit_len
         unit_len, = struct.unpack_from("<I", b, off)
         assert unit_len < 0xfffffff0, "64-bit DWARF"
         struct.pack_into("<H", b, off + 4, int(sys.argv[3]))

@@ -16,4 +16,10 @@ int hm_file_open(const char *path);
 /* strerror, and "not a regular file (a FIFO, device or directory)" for HM_ENOTREG. */
 const char *hm_file_strerror(int e);
 
+/* For cli/ only (it sets process state): SIGBUS from a page of a mapped file that no
+ * longer exists (the file shrank after libelf, libdw or the perf.data reader mapped it)
+ * ends the process with one line naming the file and the offset, and exit 2. A SIGBUS
+ * outside a file mapping keeps its default action. 0, or -1 with errno. */
+int hm_file_guard_sigbus(void);
+
 #endif

@@ -39,9 +39,10 @@ static void update_damage(struct hm_layout *lay)
 		snprintf(names, sizeof(names), "%s%" PRIu64 " names lie outside .debug_str (the "
 			 "first at DIE 0x%" PRIx64 ")", s->units_why[0] ? "; " : "", s->bad_names,
 			 s->first_bad_name);
-	snprintf(lay->damage, sizeof(lay->damage), "%s: corrupt DWARF: %s%s: types there are "
-		 "missing or unnamed; rebuild the file or copy it again", lay->path, s->units_why,
-		 names);
+	if (snprintf(lay->damage, sizeof(lay->damage), "%s: corrupt DWARF: %s%s: types there "
+		     "are missing or unnamed; rebuild the file or copy it again", lay->path,
+		     s->units_why, names) < 0)
+		snprintf(lay->damage, sizeof(lay->damage), "%s", "corrupt DWARF");
 }
 
 /* A name attribute that does not resolve (a string offset past a shrunk .debug_str)

@@ -28,6 +28,24 @@ int hm_file_open(const char *path)
 	return fd;
 }
 
+int hm_file_is_elf(int fd)
+{
+	unsigned char m[4];
+
+	return pread(fd, m, sizeof(m), 0) == 4 && !memcmp(m, "\177ELF", 4);
+}
+
+int hm_path_is_elf(const char *path)
+{
+	int fd = hm_file_open(path), elf;
+
+	if (fd < 0)
+		return 0;
+	elf = hm_file_is_elf(fd);
+	close(fd);
+	return elf;
+}
+
 const char *hm_file_strerror(int e)
 {
 	if (e == HM_ENOTREG)

@@ -13,6 +13,12 @@
  * once the file is known to be regular). fd, or -1 with errno set: open's, or
  * HM_ENOTREG. */
 int hm_file_open(const char *path);
+/* Whether the file starts with the ELF magic. Check it before libdwfl opens a file: on
+ * anything else it tries every decompressor, and each leaks its 1 MiB buffer (elfutils
+ * 0.188: 3 MiB for /sys/kernel/btf/vmlinux named by an MMAP record). */
+int hm_file_is_elf(int fd);
+/* The same by path, opened as hm_file_open does; 0 when it cannot be opened. */
+int hm_path_is_elf(const char *path);
 /* strerror, and "not a regular file (a FIFO, device or directory)" for HM_ENOTREG. */
 const char *hm_file_strerror(int e);
 

@@ -278,6 +278,13 @@ int code_dso_attach(struct hm_code *c, struct code_dso *d, const char *path, int
 	Dwarf_Addr bias;
 
 	d->path = hm_arena_strdup(&c->arena, path);
+	if (!hm_file_is_elf(fd)) {
+		d->flags |= HM_CODE_NO_FILE | HM_CODE_NO_DEBUGINFO;
+		d->hint = hm_arena_printf(&c->arena, "%s: not an ELF file, so its code cannot be "
+					  "read: restore the original file or pass --sysroot", path);
+		close(fd);
+		return -1;
+	}
 	d->dwfl = dwfl_begin(&c->cb);
 	if (d->dwfl) {
 		dwfl_report_begin(d->dwfl);

@@ -8,6 +8,7 @@
 #include "core/arena.h"
 #include "core/hash.h"
 #include "core/sort.h"
+#include "symbolize/data.h"
 
 struct map_rec {
 	struct hm_perf_event ev;
@@ -245,6 +246,8 @@ static void warnings(struct hm_recording *rec)
 		warn(rec, "%s: %" PRIu64 " samples name an event id that no event of the file "
 		     "has: skipped (perf stops at the first, 'Can't parse sample'); the file is "
 		     "damaged or was merged from several recordings", rec->path, rec->unknown_id);
+	if ((w = hm_data_damage(hm_resolver_data(rec->resolver))))
+		warn(rec, "names from a damaged file are missing: %s", w);
 	if (st->unreadable)
 		warn(rec, "%" PRIu64 " samples are in %" PRIu64 " file%s that could not be read, "
 		     "so their code and data are not named: %s", st->unreadable,

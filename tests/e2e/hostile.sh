@@ -169,3 +169,8 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 else
 	ok "mmap-names-raw-btf-no-leak # skip: no /sys/kernel/btf/vmlinux"
 fi
+
+# --- report on a binary whose second unit is damaged: its types vanished without a word.
+$G "$T/two-v0.data" "$T/two-v0" --samples 20 --data-sym su
+warns damaged-dwarf-named-by-report "$T/two-v0: corrupt DWARF: 1 of 2 compilation units" \
+	"$H" report -i "$T/two-v0.data"

@@ -8,7 +8,7 @@ synthesizes, in perf's file or pipe layout; perf script reads the undamaged ones
 Every file holds one PMU-like event (PERF_TYPE_RAW) with IDENTIFIER, IP, TID, TIME, ADDR,
 CPU and PERIOD, one MMAP record per PT_LOAD of BINARY (at 0x555555554000) and one per
 --mmap path, and N samples whose ip is BINARY's `main` and whose addr walks the 64 bytes
-after its symbol `stats` (a global). Sample k (0-based) can be damaged:
+after its symbol `stats` (a global; --data-sym names another). Sample k (0-based) can be damaged:
   --zero-size K     its header size becomes 0 (a corrupt record)
   --extra K:BYTES   BYTES zero bytes appended inside the record (size grows)
   --unknown-id K    its IDENTIFIER names no attr (the file then has a second event, id
@@ -84,11 +84,12 @@ def main():
     p.add_argument("--unknown-id", type=int, action="append", default=[])
     p.add_argument("--pipe", action="store_true")
     p.add_argument("--mmap", action="append", default=[])
+    p.add_argument("--data-sym", default="stats")
     a = p.parse_args()
     a.binary = os.path.abspath(a.binary)
     extra_at, extra_n = (int(x) for x in a.extra.split(":")) if a.extra else (-1, 0)
     ip = BASE + sym(a.binary, "main")
-    data = BASE + sym(a.binary, "stats")
+    data = BASE + sym(a.binary, a.data_sym)
     pid = 4242
     recs = [mmap(a.binary, pid, BASE + va, size, off) for va, off, size in segments(a.binary)]
     for i, path in enumerate(a.mmap):

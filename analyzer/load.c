@@ -1,11 +1,15 @@
 #include "analyzer/load.h"
 
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/arena.h"
 #include "core/hash.h"
 #include "core/sort.h"
 #include "core/oom.h"
+#include "symbolize/data.h"
 
 struct map_rec {
 	struct hm_perf_event ev;
@@ -212,6 +216,47 @@ static int read_samples(struct hm_recording *rec, int stream,
 	return rc < 0 ? -1 : 0;
 }
 
+static void warn(struct hm_recording *rec, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void warn(struct hm_recording *rec, const char *fmt, ...)
+{
+	size_t n = strlen(rec->warn);
+	va_list ap;
+
+	if (n && n + 2 < sizeof(rec->warn)) {
+		memcpy(rec->warn + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(rec->warn + n, sizeof(rec->warn) - n, fmt, ap);
+	va_end(ap);
+	rec->warning = rec->warn;
+}
+
+/* What a partial result left out, in one line: the reader's warning, samples of events
+ * the file does not declare, samples in files that could not be opened. */
+static void warnings(struct hm_recording *rec)
+{
+	const struct hm_resolve_stats *st = hm_resolver_stats(rec->resolver);
+	const char *w = hm_perfdata_warning(rec->pd);
+
+	if (w)
+		warn(rec, "%s", w);
+	if (rec->unknown_id)
+		warn(rec, "%s: %" PRIu64 " samples name an event id that no event of the file "
+		     "has: skipped (perf stops at the first, 'Can't parse sample'); the file is "
+		     "damaged or was merged from several recordings", rec->path, rec->unknown_id);
+	if ((w = hm_data_damage(hm_resolver_data(rec->resolver))))
+		warn(rec, "names from a damaged file are missing: %s", w);
+	if (st->unreadable)
+		warn(rec, "%" PRIu64 " samples are in %" PRIu64 " file%s that could not be read, "
+		     "so their code and data are not named: %s", st->unreadable,
+		     st->unreadable_files, st->unreadable_files == 1 ? "" : "s",
+		     st->unreadable_hint ? st->unreadable_hint : "");
+}
+
+/* Fills rec; on failure rec holds what was opened, for the caller to free. */
 static int load(const char *path, const struct hm_resolve_opts *o,
 		int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
 		struct hm_recording *rec, struct hm_err *err)
@@ -225,20 +270,17 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 		return -1;
 	if (!ro.osrelease)
 		ro.osrelease = hm_perfdata_features(rec->pd)->osrelease;
-	if (hm_resolver_open(&ro, &rec->resolver, err)) {
-		hm_recording_free(rec);
+	if (hm_resolver_open(&ro, &rec->resolver, err))
 		return -1;
-	}
 	hm_resolver_features(rec->resolver, hm_perfdata_features(rec->pd));
 	if (!stream && hm_recording_maps(path, track_map, rec->resolver, &(struct hm_err){0}) < 0)
 		stream = 1;	/* the sample pass reports what is wrong with the file */
-	if (read_samples(rec, stream, keep, ctx, err)) {
-		hm_recording_free(rec);
+	if (read_samples(rec, stream, keep, ctx, err))
 		return -1;
-	}
 	ps = hm_perfdata_stats(rec->pd);
 	rec->lost = ps->lost + ps->lost_samples;
-	rec->warning = hm_perfdata_warning(rec->pd);
+	rec->unknown_id = ps->unknown_id;
+	warnings(rec);
 	return 0;
 }
 
@@ -247,7 +289,11 @@ int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
 		      struct hm_recording *rec, struct hm_err *err)
 {
 	memset(rec, 0, sizeof(*rec));
-	return load(path, o, keep, ctx, rec, err);
+	if (load(path, o, keep, ctx, rec, err)) {
+		hm_recording_free(rec);
+		return -1;
+	}
+	return 0;
 }
 
 int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,

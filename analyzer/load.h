@@ -11,7 +11,9 @@ struct hm_recording {
 	size_t n;			/* streamed: the last batch's */
 	size_t total;			/* accesses kept, every batch */
 	uint64_t lost;			/* LOST and LOST_SAMPLES records */
-	const char *warning;		/* the reader's warning (copied), or NULL */
+	uint64_t unknown_id;		/* samples of ids no attr has: skipped */
+	const char *warning;		/* what was skipped, one line (in warn), or NULL */
+	char warn[1024];
 	struct hm_resolver *resolver;
 	struct hm_perfdata *pd;		/* kept open: features and attrs stay valid */
 	size_t batch;			/* hm_recording_stream: accesses per flush */
@@ -26,14 +28,17 @@ struct hm_recording {
  * went to fn). err says why. */
 int hm_recording_maps(const char *path, void (*fn)(const struct hm_perf_event *ev, void *arg),
 		      void *arg, struct hm_err *err);
-/* Reads and resolves path ("-" for a pipe). keep (may be NULL) filters accesses. */
+/* Reads and resolves path ("-" for a pipe). keep (may be NULL) filters accesses. On
+ * failure out is freed. */
 int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
 		      int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
 		      struct hm_recording *out, struct hm_err *err);
 /* The same in batches of at most batch accesses, in time order (load.c says how far
  * that holds), to flush; the array is reused: flush keeps what it needs. Memory holds
  * about two batches.
- * A non-zero return from flush stops the read (out of memory). */
+ * A non-zero return from flush stops the read (out of memory). On failure too, rec stays
+ * open until hm_recording_free: what flush kept of earlier batches points at strings the
+ * resolver owns, so the caller drops that first and frees rec after it. */
 int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
 			int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
 			size_t batch, int (*flush)(const struct hm_access *acc, size_t n, void *arg),

@@ -27,6 +27,7 @@ struct hm_resolver {
 	struct hm_arena names;		/* "type.member" field names, interned */
 	struct hm_hash by_name;
 	struct hm_hash noaddr;		/* function -> struct hm_func_count */
+	struct hm_hash unreadable;	/* modules that could not be opened */
 	const char *osrelease;		/* the recording's kernel release, or NULL */
 	const char *kernel_btf;		/* the option, or NULL */
 	int kernel_set;			/* hm_data_set_kernel done */
@@ -59,6 +60,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	hm_arena_init(&r->names);
 	hm_hash_init(&r->by_name);
 	hm_hash_init(&r->noaddr);
+	hm_hash_init(&r->unreadable);
 	co.vmlinux = o->vmlinux;
 	co.sysroot = o->sysroot;
 	co.buildid_dir = o->buildid_dir;
@@ -90,6 +92,7 @@ void hm_resolver_close(struct hm_resolver *r)
 	free(r->dslots);
 	hm_hash_free(&r->by_name);
 	hm_hash_free(&r->noaddr);
+	hm_hash_free(&r->unreadable);
 	hm_arena_free(&r->names);
 	free(r);
 }
@@ -343,11 +346,27 @@ static const struct hm_memop *watch_site(struct hm_resolver *r, const struct hm_
 	return op;
 }
 
+/* A sample in a file that could not be opened loses its names: counted, so the report
+ * says so instead of "no sample has a data address". */
+static void count_unreadable(struct hm_resolver *r, const struct hm_code_loc *loc)
+{
+	r->st.unreadable++;
+	if (!hm_hash_get(&r->unreadable, loc->module)) {
+		hm_hash_put(&r->unreadable, hm_arena_strdup(&r->names, loc->module), r);
+		r->st.unreadable_files++;
+		if (!r->st.unreadable_hint)
+			r->st.unreadable_hint = loc->hint;
+	}
+}
+
 static void code_site(struct hm_resolver *r, struct hm_access *a)
 {
 	struct hm_code_loc loc;
+	int rc = hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc);
 
-	if (hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc) == 0 && loc.func) {
+	if (rc == 0 && (loc.flags & HM_CODE_UNREADABLE) && loc.module)
+		count_unreadable(r, &loc);
+	if (rc == 0 && loc.func) {
 		a->func = loc.func;
 		a->file = loc.file;
 		a->line = loc.line;

@@ -32,6 +32,9 @@ struct hm_resolve_stats {
 	uint64_t kernel;		/* samples in the kernel */
 	uint64_t kernel_no_code;	/* of those, code bytes unreadable (no vmlinux, no kcore) */
 	uint64_t kernel_named;		/* of those, data named (global to heap) */
+	uint64_t unreadable;		/* in a mapped file that could not be opened */
+	uint64_t unreadable_files;	/* how many such files */
+	const char *unreadable_hint;	/* the first one's: its path, why, and the fix */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,

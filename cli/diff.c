@@ -144,6 +144,14 @@ static int failing(const struct diff_args *a, const struct hm_diff *d, const str
 	return 0;
 }
 
+static int damaged(const struct hm_layout *lay)
+{
+	if (!hm_layout_damage(lay))
+		return 0;
+	fprintf(stderr, "hitmap diff: %s\n", hm_layout_damage(lay));
+	return 1;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct diff_args args;
@@ -180,6 +188,8 @@ int cmd_diff(int argc, char **argv)
 	else
 		hm_diff_print_text(stdout, &v);
 	rc = failing(&args, &d, args.globals ? &gd : NULL) ? HM_EXIT_FINDINGS : HM_EXIT_OK;
+	if (damaged(old) | damaged(new))
+		rc = HM_EXIT_INPUT;	/* types lost to damage read as "removed": never a pass */
 out:
 	hm_diff_free(&d);
 	free(gd.f);

@@ -148,6 +148,10 @@ int cmd_layout(int argc, char **argv)
 		hm_json_finish(&e.json);
 	}
 out:
+	if (hm_layout_damage(lay)) {	/* what was read is printed; the exit says it is partial */
+		fprintf(stderr, "hitmap layout: %s\n", hm_layout_damage(lay));
+		rc = HM_EXIT_INPUT;
+	}
 	hm_arena_free(&arena);
 	hm_layout_close(lay);
 	return rc;

@@ -4,6 +4,7 @@
 
 #include "cli/cmds.h"
 #include "core/err.h"
+#include "core/file.h"
 
 struct command {
 	const char *name;
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return HM_EXIT_OK;
 	}
+	hm_file_guard_sigbus();	/* an input that shrinks under a mapping: one line, exit 2 */
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

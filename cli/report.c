@@ -296,7 +296,7 @@ static void run_free(struct run *r)
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a;
-	struct hm_recording rec;
+	struct hm_recording rec = {0};
 	struct hm_err err = {0};
 	struct run r = {0};
 	int rc = 0;
@@ -312,7 +312,8 @@ int cmd_report(int argc, char **argv)
 		if (r.err.msg[0])
 			err = r.err;
 		fprintf(stderr, "hitmap report: %s\n", err.msg);
-		run_free(&r);
+		run_free(&r);	/* before rec: it holds the resolver's strings */
+		hm_recording_free(&rec);
 		return err.code ? err.code : HM_EXIT_INPUT;
 	}
 	if (rec.warning)

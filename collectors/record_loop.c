@@ -117,11 +117,19 @@ static int child_gone(pid_t child, struct hm_record_stats *st)
 	return 1;
 }
 
+/* -p PID: the recording ends when that process does, as perf's does. (Its events then
+ * poll with POLLHUP at once, so the loop would spin until a signal.) */
+static int attached_gone(pid_t pid, int pidfd)
+{
+	return pid > 0 && hm_target_gone(pid, pidfd);
+}
+
 static int loop(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
-		struct hm_err *err)
+		int pidfd, struct hm_err *err)
 {
 	struct pollfd pfd[HM_MAX_CPUS];
 	long long last_sync = now_ns(), stop_at = 0;
+	pid_t attached = child <= 0 && !o->argv ? o->pid : 0;
 	int armed = 1;
 
 	for (int i = 0; i < s->nr_rings; i++)
@@ -139,7 +147,7 @@ static int loop(struct hm_session *s, const struct hm_record_opts *o, pid_t chil
 				return -1;
 			last_sync = t;
 		}
-		if (child_gone(child, s->st))
+		if (child_gone(child, s->st) || attached_gone(attached, pidfd))
 			return 0;
 		if (o->stop && *o->stop && !stop_at) {
 			s->st->stopped_by = *o->stop;
@@ -235,13 +243,16 @@ static int finish(struct hm_session *s, const struct hm_record_opts *o, struct h
 int hm_session_run(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
 		   struct hm_err *err)
 {
-	int rc;
+	int rc, pidfd;
 
 	s->err = err;
 	set_enabled(s, 0, 1);
 	if (child > 0 && hm_target_resume(child, err))
 		return -1;
-	rc = loop(s, o, child, err);
+	pidfd = child <= 0 && o->pid > 0 ? hm_target_watch(o->pid) : -1;
+	rc = loop(s, o, child, pidfd, err);
+	if (pidfd >= 0)
+		close(pidfd);
 	set_enabled(s, 0, 0);
 	if (!rc)
 		rc = drain_all(s);

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,4 +109,23 @@ int hm_target_exe(pid_t pid, char *path, size_t len, unsigned long long *base)
 	}
 	fclose(f);
 	return 0;
+}
+
+int hm_target_watch(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+int hm_target_gone(pid_t pid, int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	if (pidfd >= 0)
+		return poll(&p, 1, 0) > 0;
+	return kill(pid, 0) != 0 && errno == ESRCH;
 }

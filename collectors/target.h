@@ -17,5 +17,10 @@ int hm_target_resume(pid_t pid, struct hm_err *err);
 size_t hm_target_threads(pid_t pid, pid_t *tids, size_t cap);
 /* The executable's path and the lowest address it is mapped at (the load base of a PIE). */
 int hm_target_exe(pid_t pid, char *path, size_t len, unsigned long long *base);
+/* A running process (-p) to watch: a pidfd (readable once the whole process has
+ * exited, and immune to pid reuse), or -1 where the kernel has none (before 5.3). */
+int hm_target_watch(pid_t pid);
+/* 1 when the process is gone: by its pidfd, else by kill(pid, 0). */
+int hm_target_gone(pid_t pid, int pidfd);
 
 #endif

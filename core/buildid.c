@@ -1,4 +1,5 @@
 #include "core/buildid.h"
+#include "core/file.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -104,7 +105,7 @@ size_t hm_buildid_parse(const uint8_t *elf, size_t len, uint8_t id[HM_BUILD_ID_M
 
 size_t hm_buildid_read(const char *path, uint8_t id[HM_BUILD_ID_MAX])
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hm_file_open(path);
 	struct stat st;
 	void *map;
 	size_t n = 0;

@@ -168,7 +168,8 @@ struct hm_perfdata_stats {
 	uint64_t records[HM_PERF_RECORD_MAX_TYPE];	/* by PERF_RECORD_* type */
 	uint64_t lost;			/* sum of LOST records' counts */
 	uint64_t lost_samples;		/* sum of LOST_SAMPLES records' counts */
-	uint64_t unknown_id;		/* samples whose id names no attr: skipped, as perf does */
+	uint64_t unknown_id;		/* samples whose id names no attr: skipped (perf 6.1
+					 * stops there: "Can't parse sample, err = -14") */
 	uint64_t skipped;		/* records of types not returned by hm_perfdata_next */
 };
 

@@ -160,7 +160,8 @@ int hm_pd_feat_build(int f, const struct hm_perf_features *feat, const struct hm
 /* perfdata_sample.c */
 int hm_pd_id_pos(uint64_t sample_type);
 int hm_pd_is_pos(uint64_t sample_type);
-/* Decode a whole SAMPLE record / a trailer; 0 or -1 (the record is too short or malformed). */
+/* Decode a whole SAMPLE record / a trailer; 0, -1 (the record is too short or malformed),
+ * -2 (sample_type bits unknown here) or -3 (bytes left after the fields). */
 int hm_pd_decode_sample(const struct hm_perf_attr *a, const uint8_t *rec, size_t size,
 			struct hm_perf_sample *s);
 size_t hm_pd_sid_size(const struct perf_event_attr *a);

@@ -92,6 +92,14 @@ static int read_sample(struct hm_perfdata *pd, struct hm_perf_event *ev, struct 
 		return hm_err_set(err, HM_EXIT_INPUT, "%s: event '%s' samples fields this hitmap does "
 				  "not know (sample_type 0x%" PRIx64 "): update hitmap", pd->name,
 				  a->name, (uint64_t)a->attr.sample_type);
+	if (rc == -3) {
+		char what[160];
+
+		snprintf(what, sizeof(what), "sample record (%u bytes, longer than the fields of "
+			 "event '%s', sample_type 0x%" PRIx64 ")", rec_size(pd), a->name,
+			 (uint64_t)a->attr.sample_type);
+		return hm_pd_corrupt(pd, pd->rec_off, what, err);
+	}
 	if (rc < 0)
 		return bad_record(pd, "sample", err);
 	ev->attr = a;

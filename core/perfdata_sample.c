@@ -184,7 +184,12 @@ int hm_pd_decode_sample(const struct hm_perf_attr *pa, const uint8_t *rec, size_
 		decode_read(a->read_format, &c, &s->read);
 	decode_arrays(a, &c, s);
 	decode_tail(a, &c, s);
-	return c.bad ? -1 : 0;
+	if (c.bad)
+		return -1;
+	/* The kernel writes exactly the fields of sample_type (RAW padded to 8 bytes): bytes
+	 * left over mean the attr does not describe the records, and every field after
+	 * the first difference was read from the wrong offset. */
+	return hm_pcur_left(&c) ? -3 : 0;
 }
 
 size_t hm_pd_sid_size(const struct perf_event_attr *a)

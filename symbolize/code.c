@@ -2,6 +2,7 @@
  * lookup cache in front of the DWARF work of code_dso.c and code_kernel.c. */
 #include "symbolize/code_int.h"
 #include "core/oom.h"
+#include "core/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,11 +22,11 @@ static const struct hm_code_loc unmapped_loc = {
 static int check_file(const char *what, const char *path, int elf, struct hm_err *err)
 {
 	char magic[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), bad;
+	int fd = hm_file_open(path), bad;
 
 	if (fd < 0)
 		return hm_err_set(err, HM_EXIT_INPUT, "%s %s: %s: give an existing, readable file",
-				  what, path, strerror(errno));
+				  what, path, hm_file_strerror(errno));
 	bad = elf && (read(fd, magic, sizeof(magic)) != 4 || memcmp(magic, "\177ELF", 4) != 0);
 	close(fd);
 	if (bad)

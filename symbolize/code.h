@@ -30,6 +30,7 @@ enum hm_code_flags {
 	HM_CODE_KALLSYMS_ONLY = 1 << 2,	 /* kernel function name only, from kallsyms */
 	HM_CODE_UNMAPPED = 1 << 3,	 /* no mapping covers ip: nothing is known */
 	HM_CODE_NO_FILE = 1 << 4,	 /* mapped, but no file to read ([vdso], JIT, gone) */
+	HM_CODE_UNREADABLE = 1 << 5,	 /* with NO_FILE: the file could not be opened (hint) */
 };
 
 /* One inlined call, innermost first: func was inlined at file:line of its caller (the

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/sort.h"
+#include "core/file.h"
 
 char *code_hex(struct hm_arena *a, const uint8_t *id, size_t size)
 {
@@ -277,6 +278,13 @@ int code_dso_attach(struct hm_code *c, struct code_dso *d, const char *path, int
 	Dwarf_Addr bias;
 
 	d->path = hm_arena_strdup(&c->arena, path);
+	if (!hm_file_is_elf(fd)) {
+		d->flags |= HM_CODE_NO_FILE | HM_CODE_NO_DEBUGINFO;
+		d->hint = hm_arena_printf(&c->arena, "%s: not an ELF file, so its code cannot be "
+					  "read: restore the original file or pass --sysroot", path);
+		close(fd);
+		return -1;
+	}
 	d->dwfl = dwfl_begin(&c->cb);
 	if (d->dwfl) {
 		dwfl_report_begin(d->dwfl);
@@ -338,7 +346,7 @@ static int attach_by_build_id(struct hm_code *c, struct code_dso *d)
 		const char *p = hm_arena_printf(&c->arena, "%s/.build-id/%.2s/%s/elf",
 						c->buildid_dir, hex, hex + 2);
 
-		fd = open(p, O_RDONLY | O_CLOEXEC);
+		fd = hm_file_open(p);
 		if (fd >= 0 && code_fd_build_id(fd, id) == d->build_id_size &&
 		    memcmp(id, d->build_id, d->build_id_size) == 0)
 			return code_dso_attach(c, d, p, fd) == 0;
@@ -367,7 +375,7 @@ void code_dso_load(struct hm_code *c, struct code_dso *d)
 		return;
 	}
 	path = file_path(c, d->name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = hm_file_open(path);
 	err = errno;
 	if (fd >= 0) {
 		disk_size = code_fd_build_id(fd, disk);
@@ -399,10 +407,11 @@ void code_dso_load(struct hm_code *c, struct code_dso *d)
 			why ? "; also " : "", why ? why : "");
 		return;
 	}
-	d->flags = HM_CODE_NO_FILE | HM_CODE_NO_DEBUGINFO;
-	d->hint = hm_arena_printf(&c->arena, "%s: cannot open (%s): pass --sysroot DIR with a "
+	d->flags = HM_CODE_NO_FILE | HM_CODE_NO_DEBUGINFO | HM_CODE_UNREADABLE;
+	d->hint = hm_arena_printf(&c->arena, "%s: cannot open (%s): %spass --sysroot DIR with a "
 				  "copy of the recording machine's files or --buildid-dir DIR "
-				  "(perf's ~/.debug)%s%s", path, strerror(err),
+				  "(perf's ~/.debug)%s%s", path, hm_file_strerror(err),
+				  err == EACCES ? "run as root or fix its permissions, or " : "",
 				  hex ? ", or set DEBUGINFOD_URLS to fetch build-id " : "",
 				  hex ? hex : "");
 }

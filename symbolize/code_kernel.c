@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "core/sort.h"
 #include "core/oom.h"
+#include "core/file.h"
 
 #define HM_KERNEL_NAME "[kernel.kallsyms]"
 
@@ -336,7 +337,7 @@ static void vmlinux_find(struct hm_code *c, const char **skipped)
 	int fd;
 
 	if (c->vmlinux && c->vmlinux[0]) {
-		if ((fd = open(c->vmlinux, O_RDONLY | O_CLOEXEC)) >= 0)
+		if ((fd = hm_file_open(c->vmlinux)) >= 0)
 			vmlinux_try(c, c->vmlinux, fd, 1, skipped);
 		return;
 	}
@@ -348,7 +349,7 @@ static void vmlinux_find(struct hm_code *c, const char **skipped)
 
 		p = hm_arena_printf(&c->arena, "%s%s", p,
 				    hm_arena_printf(&c->arena, vmlinux_paths[i], c->release));
-		if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		if ((fd = hm_file_open(p)) < 0)
 			continue;
 		if (read(fd, magic, 4) != 4 || memcmp(magic, "\177ELF", 4) != 0) {
 			close(fd);	/* /boot/vmlinux-* is compressed on some distributions */

@@ -437,3 +437,14 @@ const struct data_image *data_exec_image(struct data_proc *p, const struct data_
 			return &p->images[i];
 	return NULL;
 }
+
+const char *hm_data_damage(const struct hm_data *d)
+{
+	for (size_t i = 0; d && i < d->mods.cap; i++) {
+		const struct data_mod *m = d->mods.slots[i].val;
+
+		if (d->mods.slots[i].key && m->lay && hm_layout_damage(m->lay))
+			return hm_layout_damage(m->lay);
+	}
+	return NULL;
+}

@@ -107,5 +107,8 @@ struct hm_data_stats {
 void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);
 /* "global", "tls", "stack", "heap", "unknown", "noaddr". */
 const char *hm_data_method_name(enum hm_method m);
+/* The first opened file whose types are incomplete (hm_layout_damage: compilation units
+ * or names that could not be read), as that line; NULL when none is. */
+const char *hm_data_damage(const struct hm_data *d);
 
 #endif

@@ -8,6 +8,7 @@
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/file.h"
 #include "core/sort.h"
 #include "core/oom.h"
 
@@ -57,7 +58,7 @@ int hm_ti_open(const char *path, struct hm_layout *lay, struct hm_ti **out, stru
 	hm_map64_init(&ti->frames);
 	hm_map64_init(&ti->funcs);
 	ti->lay = lay;
-	ti->dwfl = dwfl_begin(&ti_callbacks);
+	ti->dwfl = hm_path_is_elf(path) ? dwfl_begin(&ti_callbacks) : NULL;
 	ti->mod = ti->dwfl ? dwfl_report_offline(ti->dwfl, path, path, -1) : NULL;
 	if (!ti->mod || dwfl_report_end(ti->dwfl, NULL, NULL) != 0 ||
 	    !(ti->elf = dwfl_module_getelf(ti->mod, &ti->ebias))) {

@@ -9,10 +9,11 @@
 #include <unistd.h>
 #include "core/sort.h"
 #include "core/oom.h"
+#include "core/file.h"
 
 int data_mod_phdrs(struct data_mod *m)
 {
-	int fd = open(m->path, O_RDONLY);
+	int fd = hm_file_open(m->path);
 	Elf *elf = NULL;
 	GElf_Ehdr eh;
 	size_t nph = 0, n = 0;

@@ -9,6 +9,7 @@
 #include "core/hash.h"
 #include "core/sort.h"
 #include "core/oom.h"
+#include "core/file.h"
 
 /* Sections whose lines other CPUs may write: data, bss, read-mostly, per-cpu. */
 static int data_section(const char *name)
@@ -90,7 +91,7 @@ static int read_symbols(struct hm_arena *a, Elf *elf, struct hm_global **out, si
 int hm_globals_load(struct hm_arena *a, const char *path, struct hm_global **out, size_t *nr,
 		    struct hm_err *err)
 {
-	int fd = open(path, O_RDONLY);
+	int fd = hm_file_open(path);
 	Elf *elf;
 	int rc;
 

@@ -72,6 +72,10 @@ void hm_layout_close(struct hm_layout *lay)
 }
 
 const char *hm_layout_path(const struct hm_layout *lay) { return lay->path; }
+const char *hm_layout_damage(const struct hm_layout *lay)
+{
+	return lay->damage[0] ? lay->damage : NULL;
+}
 enum hm_layout_kind hm_layout_source(const struct hm_layout *lay) { return lay->kind; }
 void hm_layout_machine(const struct hm_layout *lay, uint16_t *machine, uint8_t *elf_class)
 {

@@ -72,6 +72,10 @@ int hm_layout_open(const char *path, struct hm_layout **out, struct hm_err *err)
 int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *err);
 void hm_layout_close(struct hm_layout *lay);
 const char *hm_layout_path(const struct hm_layout *lay);
+/* One line naming what of the file could not be read (compilation units whose headers
+ * libdw refuses, and every unit after them; names outside .debug_str), or NULL. Grows
+ * as types are read: ask after the last lookup. What was readable is still served. */
+const char *hm_layout_damage(const struct hm_layout *lay);
 enum hm_layout_kind hm_layout_source(const struct hm_layout *lay);
 /* ELF machine (EM_X86_64, ...) and class (ELFCLASS64) of a DWARF file; 0 for BTF. */
 void hm_layout_machine(const struct hm_layout *lay, uint16_t *machine, uint8_t *elf_class);

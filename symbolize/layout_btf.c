@@ -5,12 +5,17 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "core/file.h"
 
 #define HM_BTF_CHUNK 4096	/* ids indexed per index_more call */
 #define HM_BTF_MAX_DEPTH 64
+#define HM_BTF_MAX_BYTES (1u << 30)	/* raw BTF read whole; vmlinux's is about 5 MiB */
 
 struct btf_src {
 	struct btf *btf;
@@ -209,26 +214,130 @@ static const struct hm_layout_ops btf_ops = {
 	.close = btf_close,
 };
 
+/* Raw BTF: the whole file, read (not mapped: a file that shrinks under a mapping ends
+ * the process with SIGBUS). */
+static struct btf *btf_raw(int fd, const char *path, struct hm_err *err)
+{
+	size_t len = 0, cap = 1 << 20;
+	uint8_t *buf = malloc(cap);
+	struct btf *btf;
+	ssize_t n;
+
+	while (buf && (n = read(fd, buf + len, cap - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			hm_err_set(err, HM_EXIT_INPUT, "%s: read failed: %s: check the file", path,
+				   strerror(errno));
+			return NULL;
+		}
+		len += (size_t)n;
+		if (len == cap && cap < HM_BTF_MAX_BYTES) {
+			uint8_t *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				free(buf);
+			buf = nb;
+			cap *= 2;
+		} else if (len == cap) {
+			free(buf);
+			hm_err_set(err, HM_EXIT_INPUT, "%s: over %u MiB: not raw BTF (for an ELF "
+				   "file it needs the ELF magic)", path, HM_BTF_MAX_BYTES >> 20);
+			return NULL;
+		}
+	}
+	if (!buf) {
+		hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
+		return NULL;
+	}
+	btf = btf__new(buf, (uint32_t)len);	/* copies the bytes */
+	free(buf);
+	if (!btf)
+		hm_err_set(err, HM_EXIT_INPUT, "%s: no readable BTF: give raw BTF such as "
+			   "/sys/kernel/btf/vmlinux or an ELF file with a .BTF section (for DWARF "
+			   "drop --btf)", path);
+	return btf;
+}
+
+static Elf_Scn *find_scn(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* An ELF file's .BTF section, checked before libbpf sees it: it must hold bytes
+ * (SHT_NOBITS has none, and libbpf's btf__parse read through its NULL data) that lie
+ * inside the file. libelf reads it with pread, not a mapping. */
+static struct btf *btf_elf(int fd, const char *path, struct hm_err *err)
+{
+	Elf *elf;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf_Data *d = NULL;
+	struct stat st;
+	struct btf *btf = NULL;
+	const char *why = NULL;
+
+	elf_version(EV_CURRENT);
+	if (fstat(fd, &st) != 0 || !(elf = elf_begin(fd, ELF_C_READ, NULL))) {
+		hm_err_set(err, HM_EXIT_INPUT, "%s: corrupt ELF (%s): copy or rebuild the file",
+			   path, elf_errmsg(-1));
+		return NULL;
+	}
+	if (!(scn = find_scn(elf, ".BTF", &sh)))
+		why = "no .BTF section";
+	else if (sh.sh_type == SHT_NOBITS)
+		why = "its .BTF section is SHT_NOBITS (no bytes in the file)";
+	else if (sh.sh_offset > (uint64_t)st.st_size || sh.sh_size > (uint64_t)st.st_size - sh.sh_offset)
+		why = "its .BTF section runs past the end of the file";
+	else if (sh.sh_size > UINT32_MAX || !(d = elf_rawdata(scn, NULL)) || !d->d_buf ||
+		 d->d_size != sh.sh_size)
+		why = "its .BTF section cannot be read";
+	else if (!(btf = btf__new(d->d_buf, (uint32_t)d->d_size)))
+		why = "its .BTF section is not valid BTF";
+	if (why)
+		hm_err_set(err, HM_EXIT_INPUT, "%s: %s: give an ELF file with BTF (pahole -J) or "
+			   "raw BTF such as /sys/kernel/btf/vmlinux (for DWARF drop --btf)", path, why);
+	elf_end(elf);
+	return btf;
+}
+
 int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *err)
 {
 	struct hm_layout *lay;
 	struct btf_src *s;
 	struct btf *btf;
+	unsigned char magic[4];
+	int fd = hm_file_open(path), e = errno;
 
 	*out = NULL;
-	if (access(path, R_OK) != 0)
-		return hm_err_set(err, errno == EACCES ? HM_EXIT_ENV : HM_EXIT_INPUT, "%s: %s%s",
-				  path, strerror(errno),
-				  errno == ENOENT && !strcmp(path, "/sys/kernel/btf/vmlinux")
+	if (fd < 0)
+		return hm_err_set(err, e == EACCES ? HM_EXIT_ENV : HM_EXIT_INPUT, "%s: %s%s",
+				  path, hm_file_strerror(e),
+				  e == ENOENT && !strcmp(path, "/sys/kernel/btf/vmlinux")
 					  ? " (kernel built without CONFIG_DEBUG_INFO_BTF: use "
 					    "'hitmap layout VMLINUX' with a -dbg vmlinux instead)"
-					  : errno == EACCES ? " (run as root)" : "");
+					  : e == EACCES ? " (run as root)" : "");
 	libbpf_set_print(NULL);	/* library code does not print; the error says it all */
-	btf = btf__parse(path, NULL);
+	if (pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "\177ELF", 4))
+		btf = btf_elf(fd, path, err);
+	else
+		btf = btf_raw(fd, path, err);
+	close(fd);
 	if (!btf)
-		return hm_err_set(err, HM_EXIT_INPUT,
-				  "%s: no readable BTF: give raw BTF such as /sys/kernel/btf/vmlinux "
-				  "or an ELF file with a .BTF section (for DWARF drop --btf)", path);
+		return -1;
 	/* Every record is a multiple of 4 bytes, so an aligned first type aligns them all;
 	 * libbpf takes a header length that is not (the kernel refuses it). */
 	if (btf__type_cnt(btf) > 1 && ((uintptr_t)btf__type_by_id(btf, 1) & 3)) {

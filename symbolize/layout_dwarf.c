@@ -2,12 +2,14 @@
  * separate debug files by build-id or debuglink). */
 #include "symbolize/layout_int.h"
 #include "symbolize/dwarf_key.h"
+#include "core/file.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +25,44 @@ struct dwarf_src {
 	struct hm_map64 imported;	/* partial units indexed through DW_TAG_imported_unit */
 	struct hm_map64 types;	/* DIE offset -> struct hm_type */
 	uint32_t addr_size;
+	char units_why[200];	/* units libdw cannot reach (check_units), or "" */
+	uint64_t bad_names;	/* DW_AT_name present but unreadable */
+	uint64_t first_bad_name; /* its DIE offset */
 };
 
 static struct dwarf_src *src_of(struct hm_layout *lay) { return lay->priv; }
 
 static void index_imported(struct hm_layout *lay, Dwarf_Die *die, int depth);
+static void update_damage(struct hm_layout *lay)
+{
+	const struct dwarf_src *s = src_of(lay);
+	char names[160] = "";
+
+	if (s->bad_names)
+		snprintf(names, sizeof(names), "%s%" PRIu64 " names lie outside .debug_str (the "
+			 "first at DIE 0x%" PRIx64 ")", s->units_why[0] ? "; " : "", s->bad_names,
+			 s->first_bad_name);
+	if (snprintf(lay->damage, sizeof(lay->damage), "%s: corrupt DWARF: %s%s: types there "
+		     "are missing or unnamed; rebuild the file or copy it again", lay->path,
+		     s->units_why, names) < 0)
+		snprintf(lay->damage, sizeof(lay->damage), "%s", "corrupt DWARF");
+}
+
+/* A name attribute that does not resolve (a string offset past a shrunk .debug_str)
+ * would print as a blank member name: count it. */
+static const char *die_name(struct hm_layout *lay, Dwarf_Die *die)
+{
+	struct dwarf_src *s = src_of(lay);
+	const char *n = dwarf_diename(die);
+	Dwarf_Attribute a;
+
+	if (!n && dwarf_attr_integrate(die, DW_AT_name, &a)) {
+		if (!s->bad_names++)
+			s->first_bad_name = dwarf_dieoffset(die);
+		update_damage(lay);
+	}
+	return n;
+}
 
 static void index_die(struct hm_layout *lay, Dwarf_Die *die, int depth)
 {
@@ -53,7 +88,7 @@ static void index_die(struct hm_layout *lay, Dwarf_Die *die, int depth)
 	default:
 		return;
 	}
-	if (!(name = dwarf_diename(die)) || dwarf_hasattr(die, DW_AT_declaration))
+	if (!(name = die_name(lay, die)) || dwarf_hasattr(die, DW_AT_declaration))
 		return;
 	if (tag == DW_TAG_variable && !dwarf_hasattr(die, DW_AT_type))
 		return;
@@ -224,7 +259,7 @@ static const struct hm_type *convert(struct hm_layout *lay, Dwarf_Off off, int d
 	if (depth > HM_DWARF_MAX_DEPTH || !hm_dwarf_die(s->dw, off, &die))
 		return t;	/* void: a chain this deep is a malformed file */
 	t->kind = tag_kind(dwarf_tag(&die));
-	if ((name = dwarf_diename(&die)))
+	if ((name = die_name(lay, &die)))
 		t->name = name;	/* points into the mapped .debug_str, lives as long as dw */
 	t->size = attr_u(&die, DW_AT_byte_size, 0);
 	t->align = (uint32_t)attr_u(&die, DW_AT_alignment, 0);
@@ -291,7 +326,7 @@ static void fill_member(struct hm_layout *lay, Dwarf_Die *die, struct hm_member 
 {
 	uint64_t byte_off = member_location(die);
 
-	m->name = dwarf_diename(die);
+	m->name = die_name(lay, die);
 	m->type = convert_ref(lay, die, 0);
 	m->align = (uint32_t)attr_u(die, DW_AT_alignment, 0);
 	m->is_base = dwarf_tag(die) == DW_TAG_inheritance;
@@ -409,7 +444,7 @@ static const char *fmt_bytes(char *buf, size_t len, uint64_t n)
 static int check_elf_file(const char *path, struct hm_err *err)
 {
 	unsigned char magic[4];
-	int fd = open(path, O_RDONLY);
+	int fd = hm_file_open(path);
 	struct stat st;
 	Elf *elf;
 	uint64_t need;
@@ -417,7 +452,7 @@ static int check_elf_file(const char *path, struct hm_err *err)
 	ssize_t n;
 
 	if (fd < 0)
-		return hm_err_set(err, HM_EXIT_INPUT, "%s: %s%s", path, strerror(errno),
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: %s%s", path, hm_file_strerror(errno),
 				  errno == EACCES ? " (run as root or fix its permissions)" : "");
 	n = read(fd, magic, sizeof(magic));
 	if (n != 4 || memcmp(magic, "\177ELF", 4) != 0 || fstat(fd, &st) != 0) {
@@ -437,6 +472,20 @@ static int check_elf_file(const char *path, struct hm_err *err)
 				  "copy or rebuild the file", path, (long long)st.st_size,
 				  need == UINT64_MAX ? "a valid ELF header"
 						     : fmt_bytes(numbuf, sizeof(numbuf), need));
+	return 0;
+}
+
+/* Unit headers libdw refuses: named in the damage line; all of them is an error. */
+static int check_units(struct hm_layout *lay, struct hm_err *err)
+{
+	struct dwarf_src *s = src_of(lay);
+	int rc = hm_dwarf_units_check(s->dw, s->units_why, sizeof(s->units_why));
+
+	if (rc == 0)
+		return 0;
+	update_damage(lay);
+	if (rc == 2)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s", lay->damage);
 	return 0;
 }
 
@@ -490,6 +539,10 @@ int hm_layout_open(const char *path, struct hm_layout **out, struct hm_err *err)
 	s->dw = dwfl_module_getdwarf(mod, &bias);
 	if (!s->dw) {
 		no_dwarf_error(mod, path, err);
+		hm_layout_close(lay);
+		return -1;
+	}
+	if (check_units(lay, err)) {
 		hm_layout_close(lay);
 		return -1;
 	}

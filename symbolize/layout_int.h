@@ -38,7 +38,13 @@ struct hm_layout {
 	uint16_t machine;		/* ELF e_machine; 0 for raw BTF */
 	uint8_t elf_class;		/* ELFCLASS32/64; 0 for raw BTF */
 	void *priv;
+	char damage[400];		/* what of the file could not be read, or "" */
 };
+
+/* layout_units.c: 0 when libdw reads every unit of .debug_info and .debug_types; else
+ * why says how many it cannot (one line), and 1 (some readable) or 2 (none). */
+typedef struct Dwarf Dwarf;
+int hm_dwarf_units_check(Dwarf *dw, char *why, size_t len);
 
 void hm_layout_base_init(struct hm_layout *lay, const struct hm_layout_ops *ops,
 			 enum hm_layout_kind kind, const char *path);

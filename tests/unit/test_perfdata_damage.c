@@ -1,6 +1,9 @@
 /* perf.data reader on damaged input: every prefix of a recording, corrupt sizes and offsets,
  * unknown records, random byte flips. Each must give a one-line error naming the file (exit
  * code 2) or a clean short read; ASan runs of this binary catch any overread. */
+#include <sys/wait.h>
+
+#include "core/file.h"
 #include "tests/unit/perfdata_util.h"
 
 static void expect_error(const char *path, const char *needle)
@@ -259,6 +262,25 @@ static void test_sample_shorter_than_its_fields_rejected(void **state)
 	free(path);
 }
 
+/* A record with more fields than its attr's sample_type (the attr of another build, or
+ * a damaged one): decoding it field by field gave CPU 3916171008 and "590 cpus". */
+static void test_sample_longer_than_its_fields_rejected(void **state)
+{
+	char *path = tmp_path("long");
+	struct perf_event_attr a = simple_attr();
+	uint64_t body[5] = {0x401000, 7 | (uint64_t)8 << 32, 1000, 0x1000, 3};
+	uint8_t data[128];
+	size_t at = 0;
+
+	(void)state;
+	put_sample(data, &at, 0x401000);
+	put_rec(data, &at, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, body, sizeof(body));
+	write_crafted(path, &a, data, at);
+	expect_error(path, "corrupt sample record (48 bytes, longer than the fields of event");
+	unlink(path);
+	free(path);
+}
+
 static void test_array_counts_past_record_rejected(void **state)
 {
 	char *path = tmp_path("counts");
@@ -419,6 +441,56 @@ static void test_mismatched_id_positions_rejected(void **state)
 }
 
 /* Deterministic byte flips all over a recording: errors are fine, crashes and overreads not. */
+/* A file that shrinks after open (the reader maps it): the first read of a page past the
+ * new end raised SIGBUS (exit 135, no word). With the guard cli/main.c installs, the
+ * process ends with one line naming the file, and exit 2. Runs in a child. */
+static void test_file_shrunk_while_read_names_it(void **state)
+{
+	char *path = tmp_path("shrink"), *errp = tmp_path("shrink-err");
+	struct hm_perf_attr attrs[2];
+	struct hm_perfdata_writer *w;
+	struct hm_perf_event ev;
+	struct hm_err err = {0};
+	int status;
+	pid_t pid;
+	size_t n;
+	uint8_t *msg;
+
+	(void)state;
+	make_attrs(attrs);
+	assert_int_equal(hm_perfdata_create(path, attrs, 2, 0, &w, &err), 0);
+	fill_full_sample(&ev, hm_perfdata_writer_attr(w, 0));
+	for (int i = 0; i < 4000; i++)
+		write_or_fail(w, &ev);
+	assert_int_equal(hm_perfdata_finish(w, NULL, &err), 0);
+	hm_perfdata_writer_close(w);
+	if ((pid = fork()) == 0) {
+		struct hm_perfdata *pd;
+
+		if (!freopen(errp, "w", stderr) || hm_file_guard_sigbus() ||
+		    hm_perfdata_open(path, &pd, &err))
+			_exit(99);
+		if (truncate(path, 8192))
+			_exit(98);
+		while (hm_perfdata_next(pd, &ev, &err) > 0)
+			;
+		_exit(97);	/* the data past 8192 bytes cannot have been read */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), HM_EXIT_INPUT);
+	msg = read_bytes(errp, &n);
+	msg[n] = 0;
+	assert_non_null(strstr((char *)msg, path));
+	assert_non_null(strstr((char *)msg, "the file shrank while it was being read"));
+	assert_int_equal(strchr((char *)msg, '\n') - (char *)msg, (long)n - 1);
+	free(msg);
+	unlink(path);
+	unlink(errp);
+	free(path);
+	free(errp);
+}
+
 static void test_random_corruption_never_crashes(void **state)
 {
 	char *path = tmp_path("flip"), *bad = tmp_path("flipped");
@@ -469,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_record_types_skipped),
 		cmocka_unit_test(test_auxtrace_payload_skipped),
 		cmocka_unit_test(test_sample_shorter_than_its_fields_rejected),
+		cmocka_unit_test(test_sample_longer_than_its_fields_rejected),
 		cmocka_unit_test(test_array_counts_past_record_rejected),
 		cmocka_unit_test(test_unterminated_string_rejected),
 		cmocka_unit_test(test_compressed_record_rejected),
@@ -476,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_old_header_and_abi0_attr_read),
 		cmocka_unit_test(test_unknown_sample_id_skipped),
 		cmocka_unit_test(test_mismatched_id_positions_rejected),
+		cmocka_unit_test(test_file_shrunk_while_read_names_it),
 		cmocka_unit_test(test_random_corruption_never_crashes),
 	};
 

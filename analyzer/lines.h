@@ -124,6 +124,7 @@ struct hm_line {
 	uint64_t conflicts;		/* timer estimate (docs/report.md) */
 	uint64_t transfers;		/* watch: exact ownership transfers */
 	uint64_t contention;		/* the sort key: HITM, transfers or conflicts */
+	uint64_t t_first, t_last;	/* the first and last access's time (ns) */
 	struct hm_c2c_stats *c2c;	/* its PMU samples; NULL when none */
 	struct hm_lat *lat;		/* HM_LVL__COUNT entries; NULL without PMU samples */
 	struct hm_count *threads;

@@ -208,7 +208,10 @@ static void line_count(struct ctx *c, struct hm_line *ln, const struct hm_lrec *
 		struct hm_lfield *f = &ln->fields[row];
 		struct cent *site;
 
-		ln->records++;
+		if (!ln->records++ || x->time < ln->t_first)
+			ln->t_first = x->time;
+		if (x->time > ln->t_last)
+			ln->t_last = x->time;
 		ln->loads += x->op == HM_OP_LOAD;
 		ln->stores += x->op == HM_OP_STORE;
 		ln->locked += x->locked;

@@ -237,6 +237,10 @@ static void add_line(struct hm_lines_acc *m, const struct hm_line *ln)
 {
 	struct hm_line *d = line_get(m, ln->pid, ln->addr);
 
+	if (!d->records || ln->t_first < d->t_first)
+		d->t_first = ln->t_first;
+	if (ln->t_last > d->t_last)
+		d->t_last = ln->t_last;
 	d->records += ln->records;
 	d->loads += ln->loads;
 	d->stores += ln->stores;

@@ -145,6 +145,10 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 	if (ln->latent)
 		hm_json_u64(j, "latent_cpu", ln->latent_cpu);
 	hm_json_str(j, "evidence", ln->evidence);
+	if (l->source == HM_SRC_WATCH && ln->nr_pairs) {	/* exact: every access seen */
+		hm_json_bool(j, "confirmed", ln->pairs[0].events > 0);
+		hm_json_u64(j, "watched_ns", ln->t_last - ln->t_first);
+	}
 	hm_json_str(j, "advice", ln->advice);
 	if (ln->nr_pairs) {
 		hm_json_obj_begin(j, "sides");

@@ -306,7 +306,8 @@ static void sharing_section(FILE *out, const struct hm_report_view *v)
 			     "(%zu lines, %zu of them used by several threads): nothing to move\n",
 			l->nr, multi);
 	if (few)
-		fprintf(out, "\n%zu line%s may be shared but rest on too few samples:\n", few,
+		fprintf(out, "\n%zu line%s may be shared but rest on too few samples or "
+			     "accesses:\n", few,
 			few == 1 ? "" : "s");
 	for (size_t i = 0, k = 0; i < l->nr && k < few && (!v->top || k < v->top); i++) {
 		const struct hm_line *ln = &l->lines[i];

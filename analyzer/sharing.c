@@ -472,7 +472,9 @@ static enum hm_confidence confidence(const struct hm_line *ln, const struct hm_p
 							      : ln->ev_stores[1];
 	int moved = p->events || (ln->c2c && hm_c2c_hitm(ln->c2c));
 
-	if (exact || (ln->c2c && hm_c2c_hitm(ln->c2c)))
+	if (exact)	/* counts, not samples: only a one-off side falls short */
+		return least < HM_MIN_RECORDS ? HM_CONF_LOW : HM_CONF_HIGH;
+	if (ln->c2c && hm_c2c_hitm(ln->c2c))
 		return HM_CONF_HIGH;
 	if (least < HM_MIN_RECORDS || stores < HM_MIN_STORES)
 		return HM_CONF_LOW;
@@ -533,11 +535,25 @@ void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
 	}
 	ln->confidence = confidence(ln, top, src == HM_SRC_WATCH);
 	ln->evidence = evidence(a, ln, top, src);
+	if (src == HM_SRC_WATCH && ln->confidence != HM_CONF_LOW)	/* every access trapped */
+		ln->evidence = hm_arena_printf(a, "%s: %s%" PRIu64 " transfer%s in %.2f s of "
+					       "watching; %s", top->events ? "confirmed"
+									: "not confirmed",
+					       top->events ? "" : "threads touched both, but ",
+					       top->events, top->events == 1 ? "" : "s",
+					       (double)(ln->t_last - ln->t_first) / 1e9, ln->evidence);
 	if (ln->latent)
 		ln->advice = hm_arena_printf(a, "latent: every access to this line ran on CPU %u "
 					     "in this recording, so the line never moved; it "
 					     "will as soon as threads %u and %u run on different "
 					     "CPUs", ln->latent_cpu, top->tid_a, top->tid_b);
+	if (ln->confidence == HM_CONF_LOW && src == HM_SRC_WATCH) {
+		ln->verdict = HM_V_FEW_SAMPLES;
+		ln->advice = hm_arena_printf(a, "a one-off, not contention: one side made fewer "
+					     "than %d accesses in the whole run, and watch counts "
+					     "every access", HM_MIN_RECORDS);
+		return;
+	}
 	if (ln->confidence == HM_CONF_LOW) {
 		ln->verdict = HM_V_FEW_SAMPLES;
 		ln->advice = hm_arena_printf(a, "too few samples to call it %s (each side needs "

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "cli/cmds.h"
+#include "cli/confirm.h"
 #include "cli/watchspec.h"
 #include "collectors/pmu.h"
 #include "collectors/record.h"
@@ -32,6 +33,9 @@ struct record_args {
 	char why_timer[512];	/* -c auto chose the timer: the PMU's reason */
 	struct hm_record_opts o;
 	struct watch_specs ws;
+	const char *confirm;		/* --confirm FIRST.data */
+	struct hm_resolve_opts confirm_ro;	/* where FIRST's binaries are */
+	struct confirm_plan plan;
 };
 
 static void record_usage(FILE *out)
@@ -48,6 +52,9 @@ static void record_usage(FILE *out)
 		"  -c auto      pmu where it works, else timer (plus watch with --watch)\n"
 		"  --watch SYM[.FIELD.PATH][:w|:rw]  or  ADDR/LEN[:w|:rw]   (at most 4)\n"
 		"  --watch-duty PCT   arm watchpoints PCT%% of the time (bounds overhead)\n"
+		"  --confirm F  watch the top shared lines' field pairs of an earlier recording F\n"
+		"               (-c watch): 'hitmap report' then says confirmed or not, exactly;\n"
+		"               --sysroot D / --buildid-dir D: where F's binaries are\n"
 		"  -F HZ        timer frequency (default 4000)   -k  also kernel mode\n"
 		"  -o FILE      output (default perf.data; an old one becomes perf.data.old)\n"
 		"  -m PAGES     ring pages per CPU, a power of two (default 64; 1024 with --watch)\n\n"
@@ -87,6 +94,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{"all-cpus", no_argument, NULL, 'a'}, {"pid", required_argument, NULL, 'p'},
 		{"output", required_argument, NULL, 'o'}, {"watch", required_argument, NULL, 'W'},
 		{"watch-duty", required_argument, NULL, 'D'}, {"mmap-pages", required_argument, NULL, 'm'},
+		{"confirm", required_argument, NULL, 'C'}, {"sysroot", required_argument, NULL, 'R'},
+		{"buildid-dir", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	unsigned v;
@@ -115,6 +124,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->ws.text[a->ws.nr++] = optarg;
 			break;
 		case 'D': if (parse_uint("--watch-duty", optarg, 1, 100, &a->o.duty_pct)) return -1; break;
+		case 'C': a->confirm = optarg; break;
+		case 'R': a->confirm_ro.sysroot = optarg; break;
+		case 'B': a->confirm_ro.buildid_dir = optarg; break;
 		case 'm':
 			if (parse_uint("-m", optarg, 1, 1u << 16, &a->o.mmap_pages) ||
 			    (a->o.mmap_pages & (a->o.mmap_pages - 1))) {
@@ -201,6 +213,36 @@ static int choose_collectors(struct record_args *a)
 	return 0;
 }
 
+/* --confirm: the watches come from the first recording's shared lines. */
+static int plan_confirm(struct record_args *a)
+{
+	struct hm_err err = {0};
+
+	if (a->ws.nr) {
+		fprintf(stderr, "hitmap record: --confirm chooses what to watch itself: drop "
+				"--watch, or drop --confirm and name the fields\n");
+		return HM_EXIT_USAGE;
+	}
+	if (a->c != C_AUTO && a->c != C_WATCH) {
+		fprintf(stderr, "hitmap record: --confirm records with -c watch\n");
+		return HM_EXIT_USAGE;
+	}
+	if (confirm_plan(a->confirm, &a->confirm_ro, &a->plan, &err)) {
+		fprintf(stderr, "hitmap record: %s\n", err.msg);
+		return err.code ? err.code : HM_EXIT_INPUT;
+	}
+	a->c = C_WATCH;
+	for (int i = 0; i < a->plan.nr; i++) {
+		a->ws.text[a->ws.nr++] = a->plan.spec[i];
+		fprintf(stderr, "hitmap record: --confirm: watching %s (%s in %s)\n",
+			a->plan.spec[i], a->plan.field[i], a->confirm);
+	}
+	if (a->plan.skipped)
+		fprintf(stderr, "hitmap record: --confirm: %d more shared line%s not armed (%s)\n",
+			a->plan.skipped, a->plan.skipped == 1 ? "" : "s", a->plan.why);
+	return 0;
+}
+
 static void keep_old(const char *path)
 {
 	struct stat st;
@@ -247,6 +289,8 @@ int cmd_record(int argc, char **argv)
 
 	if (parse_args(argc, argv, &a))
 		return HM_EXIT_USAGE;
+	if (a.confirm && (rc = plan_confirm(&a)))
+		return rc;
 	if ((rc = choose_collectors(&a)))
 		return rc;
 	if (hm_watchspecs_parse(&a.ws, &err)) {

@@ -11,7 +11,7 @@
 
 static int parse_one(struct watch_specs *ws, int i, struct hm_err *err)
 {
-	char buf[sizeof(ws->sym[0])], *colon, *slash, *dot;
+	char buf[sizeof(ws->sym[0])], *colon, *slash, *dot, *plus;
 
 	snprintf(buf, sizeof(buf), "%s", ws->text[i]);
 	ws->type[i] = HM_BP_RW;
@@ -25,7 +25,20 @@ static int parse_one(struct watch_specs *ws, int i, struct hm_err *err)
 			return hm_err_set(err, HM_EXIT_USAGE, "--watch %s: the access is :w or :rw",
 					  ws->text[i]);
 	}
-	if ((slash = strchr(buf, '/'))) {
+	if ((slash = strchr(buf, '/')) && (plus = strchr(buf, '+')) && plus < slash) {
+		char *e1, *e2;
+
+		*plus = '\0';
+		ws->symoff[i] = strtoull(plus + 1, &e1, 0);
+		ws->len[i] = (uint32_t)strtoul(slash + 1, &e2, 0);
+		if (e1 != slash || *e2 || !buf[0])
+			return hm_err_set(err, HM_EXIT_USAGE, "--watch %s: write SYMBOL+OFF/LEN, "
+					  "e.g. stats+8/8", ws->text[i]);
+		ws->has_off[i] = 1;
+		snprintf(ws->sym[i], sizeof(ws->sym[i]), "%s", buf);
+		return 0;
+	}
+	if (slash) {
 		char *e1, *e2;
 
 		ws->addr[i] = strtoull(buf, &e1, 0);
@@ -95,7 +108,18 @@ static int resolve_symbol(struct watch_specs *ws, int i, const char *exe, uint64
 		goto out;
 	}
 	size = g[k].size;
-	if (ws->path[i]) {
+	if (ws->has_off[i]) {
+		if (ws->symoff[i] + ws->len[i] > size) {
+			rc = hm_err_set(err, HM_EXIT_INPUT, "--watch %s: '%s' is %llu bytes in %s, "
+					"so +%llu/%u lies outside it: the program changed since "
+					"the first recording", ws->text[i], ws->sym[i],
+					(unsigned long long)size, exe,
+					(unsigned long long)ws->symoff[i], ws->len[i]);
+			goto out;
+		}
+		off = ws->symoff[i];
+		size = ws->len[i];
+	} else if (ws->path[i]) {
 		struct hm_layout *lay;
 		const struct hm_type *t;
 

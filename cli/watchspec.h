@@ -1,4 +1,6 @@
-/* --watch SYMBOL[.FIELD.PATH][:w|:rw] and --watch ADDR/LEN[:w|:rw]: parsing, and
+/* --watch SYMBOL[.FIELD.PATH][:w|:rw], --watch SYMBOL+OFF/LEN[:w|:rw] (what --confirm
+ * writes: bytes of a variable found again in a new process) and --watch ADDR/LEN[:w|:rw]:
+ * parsing, and
  * resolution in the workload's address space through its symbols and DWARF. */
 #ifndef HM_CLI_WATCHSPEC_H
 #define HM_CLI_WATCHSPEC_H
@@ -15,6 +17,8 @@ struct watch_specs {
 	const char *path[HM_MAX_WATCH];	/* "ops" or "a.b[2]", NULL for the whole symbol */
 	char pathbuf[HM_MAX_WATCH][256];
 	uint64_t addr[HM_MAX_WATCH];
+	uint64_t symoff[HM_MAX_WATCH];	/* SYMBOL+OFF/LEN: OFF; len[] holds LEN */
+	int has_off[HM_MAX_WATCH];
 	uint32_t len[HM_MAX_WATCH], type[HM_MAX_WATCH];
 	char label[HM_MAX_WATCH][320];
 	struct hm_watch resolved[HM_MAX_WATCH];

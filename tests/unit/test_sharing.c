@@ -95,8 +95,10 @@ static void test_writer_needs_minimum_stores(void **state)
 	set_free(s);
 }
 
-/* Watch counts every access: two stores a side are a fact, not a sample. */
-static void test_watch_needs_no_minimum(void **state)
+/* Watch counts every access: no sample minimum, only one-offs (a side with fewer than
+ * HM_MIN_RECORDS accesses in the whole run, such as main reading a counter once after
+ * join) are not contention; the verdict says confirmed with its exact transfers. */
+static void test_watch_counts_one_offs_apart(void **state)
 {
 	struct set *s = set_new();
 	const struct hm_line *ln;
@@ -105,8 +107,19 @@ static void test_watch_needs_no_minimum(void **state)
 	two_writers(s, 2, HM_SRC_WATCH);
 	build(s, 0);
 	ln = &s->lines.lines[0];
+	assert_int_equal(ln->verdict, HM_V_FEW_SAMPLES);
+	assert_non_null(strstr(ln->advice, "a one-off, not contention"));
+	assert_null(strstr(ln->evidence, "confirmed"));
+	set_free(s);
+
+	s = set_new();
+	two_writers(s, HM_MIN_RECORDS, HM_SRC_WATCH);	/* 6 stores a side, no store minimum */
+	build(s, 0);
+	ln = &s->lines.lines[0];
 	assert_int_equal(ln->verdict, HM_V_FALSE_SHARING);
 	assert_int_equal(ln->confidence, HM_CONF_HIGH);
+	assert_true(ln->pairs[0].events > 0);
+	assert_non_null(strstr(ln->evidence, "confirmed: "));
 	assert_non_null(strstr(ln->evidence, "transfers between them"));
 	set_free(s);
 }
@@ -252,7 +265,7 @@ int main(void)
 		cmocka_unit_test(test_threads_on_one_cpu_are_latent_sharing),
 		cmocka_unit_test(test_few_timer_samples_give_no_verdict),
 		cmocka_unit_test(test_writer_needs_minimum_stores),
-		cmocka_unit_test(test_watch_needs_no_minimum),
+		cmocka_unit_test(test_watch_counts_one_offs_apart),
 		cmocka_unit_test(test_confidence_high_needs_records_and_interleaving),
 		cmocka_unit_test(test_evidence_names_both_sides_with_counts),
 		cmocka_unit_test(test_shared_line_ranks_above_private),

@@ -72,6 +72,9 @@ enum hm_confidence {
 /* High confidence: each side this many records, and the pair interleaved (a timer
  * conflict, a watch transfer) or the line took HITM loads. */
 #define HM_HIGH_RECORDS 30
+/* Exact counts (watch): a side with at most this many accesses in the whole run is a
+ * one-off (main reading a counter once after join), not contention. */
+#define HM_ONE_OFF 2
 
 /* One row of a line: the accesses with the same offset and size. */
 struct hm_lfield {

@@ -26,6 +26,7 @@ struct hm_resolver {
 	uint8_t *fbuf;
 	struct hm_arena names;		/* "type.member" field names, interned */
 	struct hm_hash by_name;
+	struct hm_map64 tfields;	/* type_field's results by (field, type) */
 	struct hm_hash noaddr;		/* function -> struct hm_func_count */
 	struct hm_hash unreadable;	/* modules that could not be opened */
 	const char *osrelease;		/* the recording's kernel release, or NULL */
@@ -59,6 +60,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	}
 	hm_arena_init(&r->names);
 	hm_hash_init(&r->by_name);
+	hm_map64_init(&r->tfields);
 	hm_hash_init(&r->noaddr);
 	hm_hash_init(&r->unreadable);
 	co.vmlinux = o->vmlinux;
@@ -91,6 +93,7 @@ void hm_resolver_close(struct hm_resolver *r)
 	free(r->fbuf);
 	free(r->dslots);
 	hm_hash_free(&r->by_name);
+	hm_map64_free(&r->tfields);
 	hm_hash_free(&r->noaddr);
 	hm_hash_free(&r->unreadable);
 	hm_arena_free(&r->names);
@@ -376,7 +379,34 @@ static void code_site(struct hm_resolver *r, struct hm_access *a)
 /* A variable's member path ("stats.ops", "results[1].sum") as the report names fields:
  * by the struct type ("worker_stats.ops", "per_thread.sum"), so that builds, runs and
  * variables of one type compare. Heap objects are named by type already. */
+static const char *type_field_of(struct hm_resolver *r, const struct hm_access *a);
+
+/* The same field of the same type is asked for on every sample of it: the symbolizer
+ * interns a->field, so (field, type, object) pointers identify the answer. */
+struct tf_memo {
+	const char *field, *object;
+	const struct hm_type *type;
+	const char *name;
+};
+
 static const char *type_field(struct hm_resolver *r, const struct hm_access *a)
+{
+	uint64_t key = ((uint64_t)(uintptr_t)a->field * 0x9e3779b97f4a7c15ull) ^
+		       ((uint64_t)(uintptr_t)a->type * 0xff51afd7ed558ccdull) ^
+		       (uint64_t)(uintptr_t)a->object;
+	struct tf_memo *m = hm_map64_get(&r->tfields, key | 1);
+
+	if (m && m->field == a->field && m->type == a->type && m->object == a->object)
+		return m->name;
+	if (m)	/* a hash collision: answer without memo */
+		return type_field_of(r, a);
+	m = hm_arena_alloc(&r->names, sizeof(*m));
+	*m = (struct tf_memo){a->field, a->object, a->type, type_field_of(r, a)};
+	hm_map64_put(&r->tfields, key | 1, m);
+	return m->name;
+}
+
+static const char *type_field_of(struct hm_resolver *r, const struct hm_access *a)
 {
 	const struct hm_type *t = hm_type_strip(a->type);
 	const char *rest = a->field;

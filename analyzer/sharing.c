@@ -473,7 +473,7 @@ static enum hm_confidence confidence(const struct hm_line *ln, const struct hm_p
 	int moved = p->events || (ln->c2c && hm_c2c_hitm(ln->c2c));
 
 	if (exact)	/* counts, not samples: only a one-off side falls short */
-		return least < HM_MIN_RECORDS ? HM_CONF_LOW : HM_CONF_HIGH;
+		return least <= HM_ONE_OFF ? HM_CONF_LOW : HM_CONF_HIGH;
 	if (ln->c2c && hm_c2c_hitm(ln->c2c))
 		return HM_CONF_HIGH;
 	if (least < HM_MIN_RECORDS || stores < HM_MIN_STORES)
@@ -549,9 +549,9 @@ void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
 					     "CPUs", ln->latent_cpu, top->tid_a, top->tid_b);
 	if (ln->confidence == HM_CONF_LOW && src == HM_SRC_WATCH) {
 		ln->verdict = HM_V_FEW_SAMPLES;
-		ln->advice = hm_arena_printf(a, "a one-off, not contention: one side made fewer "
-					     "than %d accesses in the whole run, and watch counts "
-					     "every access", HM_MIN_RECORDS);
+		ln->advice = hm_arena_printf(a, "a one-off, not contention: one side made at "
+					     "most %d accesses in the whole run, and watch counts "
+					     "every access", HM_ONE_OFF);
 		return;
 	}
 	if (ln->confidence == HM_CONF_LOW) {

@@ -24,6 +24,7 @@ int hm_data_open(struct hm_data **out, struct hm_err *err)
 	hm_hash_init(&d->strs);
 	hm_map64_init(&d->procs);
 	hm_map64_init(&d->labels);
+	hm_map64_init(&d->fields);
 	hm_map64_init(&d->unres_idx);
 	*out = d;
 	return 0;
@@ -51,6 +52,7 @@ void hm_data_close(struct hm_data *d)
 	free(d->top);
 	hm_map64_free(&d->unres_idx);
 	hm_map64_free(&d->labels);
+	hm_map64_free(&d->fields);
 	hm_map64_free(&d->procs);
 	hm_hash_free(&d->strs);
 	hm_hash_free(&d->mods);
@@ -125,17 +127,45 @@ const char *data_bare_name(struct hm_data *d, const struct hm_type *t)
 	return data_type_label(d, t);
 }
 
+/* One name per (prefix, type, offset): every sample of a hot field asks for the same
+ * one, so it is walked and formatted once. prefix and t outlive d's lookups (interned,
+ * or owned by modules that stay open), so their addresses identify them. */
+struct field_memo {
+	const char *prefix;
+	const struct hm_type *t;
+	uint64_t offset;
+	const char *name;
+};
+
+static uint64_t memo_key(const char *prefix, const struct hm_type *t, uint64_t offset)
+{
+	uint64_t h = (uint64_t)(uintptr_t)prefix * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)(uintptr_t)t + (h << 6) + (h >> 2)) * 0xff51afd7ed558ccdull;
+	h ^= (offset + (h << 6) + (h >> 2)) * 0xc4ceb9fe1a85ec53ull;
+	return h | 1;	/* never 0: map64 keys are non-zero */
+}
+
 const char *data_field(struct hm_data *d, const char *prefix, const struct hm_type *t,
 		       uint64_t offset)
 {
+	uint64_t key = memo_key(prefix, t, offset);
+	struct field_memo *m = hm_map64_get(&d->fields, key);
 	char path[400], buf[512];
 	uint64_t within;
 
+	if (m && m->prefix == prefix && m->t == t && m->offset == offset)
+		return m->name;
 	path[0] = '\0';
 	if (t)
 		hm_layout_field_at(t, offset, path, sizeof(path), &within);
 	snprintf(buf, sizeof(buf), "%s%s%s", prefix, path[0] && path[0] != '[' ? "." : "", path);
-	return data_intern(d, buf);
+	if (m)	/* a hash collision: answer without memo */
+		return data_intern(d, buf);
+	m = hm_arena_alloc(&d->arena, sizeof(*m));
+	*m = (struct field_memo){prefix, t, offset, data_intern(d, buf)};
+	hm_map64_put(&d->fields, key, m);
+	return m->name;
 }
 
 /* ---- Processes, mappings, modules ---- */

@@ -95,16 +95,16 @@ static void test_writer_needs_minimum_stores(void **state)
 	set_free(s);
 }
 
-/* Watch counts every access: no sample minimum, only one-offs (a side with fewer than
- * HM_MIN_RECORDS accesses in the whole run, such as main reading a counter once after
- * join) are not contention; the verdict says confirmed with its exact transfers. */
+/* Watch counts every access: no sample minimum, only one-offs (a side with at most
+ * HM_ONE_OFF accesses in the whole run, such as main reading a counter once after join)
+ * are not contention; the verdict says confirmed with its exact transfers. */
 static void test_watch_counts_one_offs_apart(void **state)
 {
 	struct set *s = set_new();
 	const struct hm_line *ln;
 
 	(void)state;
-	two_writers(s, 2, HM_SRC_WATCH);
+	two_writers(s, HM_ONE_OFF, HM_SRC_WATCH);
 	build(s, 0);
 	ln = &s->lines.lines[0];
 	assert_int_equal(ln->verdict, HM_V_FEW_SAMPLES);
@@ -113,7 +113,7 @@ static void test_watch_counts_one_offs_apart(void **state)
 	set_free(s);
 
 	s = set_new();
-	two_writers(s, HM_MIN_RECORDS, HM_SRC_WATCH);	/* 6 stores a side, no store minimum */
+	two_writers(s, HM_ONE_OFF + 1, HM_SRC_WATCH);	/* 3 stores a side: no sample minimum */
 	build(s, 0);
 	ln = &s->lines.lines[0];
 	assert_int_equal(ln->verdict, HM_V_FALSE_SHARING);

@@ -316,10 +316,12 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 			hm_heat_print_text(out, hp[i]);
 		if (!a->heatmap)
 			hm_report_print_text(out, &v);
+		if (a->stats)
+			hm_stats_print(out, rec->resolver);
 		cli_text_end(&t);
 	}
-	if (!rc && a->stats)
-		hm_stats_print(a->json || a->html ? stderr : stdout, rec->resolver);
+	if (!rc && a->stats && (a->json || a->html))
+		hm_stats_print(stderr, rec->resolver);	/* stdout holds the JSON or nothing */
 	return rc;
 }
 

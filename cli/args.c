@@ -210,7 +210,7 @@ static void fit_line(FILE *out, const char *s, size_t n, size_t width)
 		fprintf(out, "%*s%.*s\n", (int)pad, "", (int)end, s);
 		first = 0;
 		pad = h;
-		while (s[brk] == ' ')
+		while (brk < n && s[brk] == ' ')
 			brk++;
 		n -= brk;
 		s += brk;

@@ -1,5 +1,7 @@
 #include "analyzer/diff_print.h"
 
+#include <string.h>
+
 #include "core/json.h"
 
 /* Kinds that come in bulk when a member shifts; the text views show the first few per
@@ -16,11 +18,13 @@ static void summary_line(FILE *out, const struct hm_diff_view *v, const char *bo
 {
 	const struct hm_diff *d = v->types;
 
-	fprintf(out, "%s%zu of %zu types changed%s", bold, d->nr, d->compared, bold);
+	fprintf(out, "%s%zu of %zu type%s changed%s", bold, d->nr, d->compared,
+		d->compared == 1 ? "" : "s", bold);
 	if (d->nr_only_old || d->nr_only_new)
 		fprintf(out, "; %zu only in old, %zu only in new", d->nr_only_old, d->nr_only_new);
 	if (v->globals)
-		fprintf(out, "; %zu global-variable findings", v->globals->nr);
+		fprintf(out, "; %zu global-variable finding%s", v->globals->nr,
+			v->globals->nr == 1 ? "" : "s");
 	fputc('\n', out);
 }
 
@@ -142,10 +146,29 @@ static void json_offset(struct hm_json *j, const char *key, int64_t v)
 		hm_json_u64(j, key, (uint64_t)v);
 }
 
+/* "struct foo" -> "struct", "foo", as hitmap.report/1 and the heat map name types. */
+static void json_type_name(struct hm_json *j, const char *name)
+{
+	static const char *const kw[] = {"struct", "union", "class", "enum"};
+
+	for (size_t i = 0; i < sizeof(kw) / sizeof(kw[0]); i++) {
+		size_t n = strlen(kw[i]);
+
+		if (!strncmp(name, kw[i], n) && name[n] == ' ') {
+			hm_json_str(j, "type", name + n + 1);
+			hm_json_str(j, "kind", kw[i]);
+			return;
+		}
+	}
+	hm_json_str(j, "type", name);
+	hm_json_null(j, "kind");	/* a typedef of an unnamed aggregate */
+}
+
 static void json_type(struct hm_json *j, const struct hm_type_diff *td)
 {
 	hm_json_obj_begin(j, NULL);
 	hm_json_str(j, "name", td->name);
+	json_type_name(j, td->name);
 	hm_json_u64(j, "old_size", td->old_size);
 	hm_json_u64(j, "new_size", td->new_size);
 	hm_json_u64(j, "old_cachelines", td->old_lines);

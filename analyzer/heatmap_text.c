@@ -94,7 +94,7 @@ static void put_left(struct text *p, char *s, int pad)
 static void put_counts(struct text *p, uint64_t loads, uint64_t stores, uint32_t threads,
 		       uint64_t conflicts)
 {
-	fprintf(p->out, " %9llu %9llu %7u %9llu", (unsigned long long)loads,
+	fprintf(p->out, " %6llu %6llu %7u %9llu", (unsigned long long)loads,
 		(unsigned long long)stores, threads, (unsigned long long)conflicts);
 }
 
@@ -107,12 +107,13 @@ static void marks_upto(struct text *p, uint64_t at)
 
 		put_left(p, marker_text(h, p->next_line, at), 1);
 		put_counts(p, l->loads, l->stores, l->threads, l->conflicts);
-		if (l->writers > 1)
-			fprintf(p->out, "  <-- %u threads write this line", l->writers);
-		else if (l->writers == 1 && l->threads > 1)
-			fprintf(p->out, "  <-- 1 thread writes, %u others access this line",
-				l->threads - 1);
 		fputc('\n', p->out);
+		/* on a row of its own, so that rows fit 120 columns */
+		if (l->writers > 1)
+			fprintf(p->out, "\t/* ^ %u threads write this line */\n", l->writers);
+		else if (l->writers == 1 && l->threads > 1)
+			fprintf(p->out, "\t/* ^ 1 thread writes, %u %s this line */\n",
+				l->threads - 1, l->threads == 2 ? "other accesses" : "others access");
 	}
 }
 
@@ -131,13 +132,13 @@ static void put_row(struct text *p, const struct hm_heat_field *f)
 		int bar = heat ? (int)((double)heat * BAR_MAX / (double)h->max_heat + 0.999) : 0;
 
 		put_counts(p, f->loads, f->stores, f->threads, f->conflicts);
-		if (f->hole)
-			fprintf(p->out, "  %-*.*s <-- accesses in a hole: report with the "
-					"build that was recorded", BAR_MAX, bar, "##########");
-		else if (bar)
+		if (bar)
 			fprintf(p->out, "  %.*s", bar, "##########");
 	}
 	fputc('\n', p->out);
+	if (f->hole && heat)
+		fprintf(p->out, "\t/* ^ accesses in a hole: report with the build that was "
+				"recorded */\n");
 	if (f->hole && !is_tail(h, f))
 		fputc('\n', p->out);
 }
@@ -214,7 +215,7 @@ void hm_heat_print_text(FILE *out, const struct hm_heat *h)
 	char *head = xasprintf("%s %s {", kw_of(h->type), h->name);
 
 	/* the opening line is the header: the tab of the rows counts as 8 columns */
-	fprintf(out, "%-*s %9s %9s %7s %9s  %s\n", p.width + 8, head, "loads", "stores",
+	fprintf(out, "%-*s %6s %6s %7s %9s  %s\n", p.width + 8, head, "loads", "stores",
 		"threads", "conflicts", "heat");
 	free(head);
 	for (uint32_t i = 0, k = 0; i <= h->nr_fields; i++) {

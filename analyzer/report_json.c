@@ -56,7 +56,7 @@ static void c2c_obj(struct hm_json *j, const char *key, const struct hm_c2c_stat
 	hm_json_obj_end(j);
 }
 
-static void field_obj(struct hm_json *j, const struct hm_lfield *f, const char *kind)
+void hm_report_json_field(struct hm_json *j, const struct hm_lfield *f, const char *kind)
 {
 	hm_json_obj_begin(j, NULL);
 	hm_json_str(j, "field", f->field);
@@ -135,7 +135,7 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 	hm_json_u64(j, "contention", ln->contention);
 	hm_json_arr_begin(j, "fields");
 	for (uint32_t i = 0; i < ln->nr_fields; i++)
-		field_obj(j, &ln->fields[i], kind);
+		hm_report_json_field(j, &ln->fields[i], kind);
 	hm_json_arr_end(j);
 	hm_json_str(j, "fix", ln->fix);
 	hm_json_str(j, "fix_check", hm_fix_check_name(ln->fix_check));
@@ -291,6 +291,12 @@ void hm_report_print_json(FILE *out, const struct hm_report_view *v)
 	splits(&j, v);
 	straddles(&j, v);
 	stats(&j, v);
+	if (v->nr_heat) {
+		hm_json_arr_begin(&j, "heatmap");
+		for (size_t i = 0; i < v->nr_heat; i++)
+			hm_heat_print_json(&j, v->heat[i]);
+		hm_json_arr_end(&j);
+	}
 	hm_json_obj_end(&j);
 	hm_json_finish(&j);
 }

@@ -37,6 +37,11 @@ static int width(size_t len)
 	return len < NAME_MIN_W ? NAME_MIN_W : len > NAME_MAX_W ? NAME_MAX_W : (int)len;
 }
 
+static const char *pl(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 static const char *or_q(const char *s)
 {
 	return s ? s : "?";
@@ -48,9 +53,9 @@ static void summary(FILE *out, const struct hm_report_view *v)
 
 	fprintf(out,
 		"%s (%s): %" PRIu64 " samples, %" PRIu64 " with an address, %" PRIu64
-		" resolved, %" PRIu64 " lost; %zu lines of %u bytes\n",
+		" resolved, %" PRIu64 " lost; %zu %s of %u bytes\n",
 		or_q(v->input), hm_source_name(v->source), l->total, l->with_addr, l->resolved,
-		v->lost, l->nr, l->line_size);
+		v->lost, l->nr, pl(l->nr, "line", "lines"), l->line_size);
 	if (!l->total)
 		fprintf(out, "no samples: record a workload that runs long enough to be sampled "
 			     "(hitmap record -- CMD)\n");
@@ -64,8 +69,8 @@ static void summary(FILE *out, const struct hm_report_view *v)
 			"c2c: %" PRIu64 " loads (L1 %" PRIu64 ", LFB %" PRIu64 ", L2 %" PRIu64
 			", LLC %" PRIu64 ", HITM local %" PRIu64 " remote %" PRIu64
 			", peer local %" PRIu64 " remote %" PRIu64 ", DRAM local %" PRIu64
-			" remote %" PRIu64 "), %" PRIu64 " stores (L1 hit %" PRIu64 ", miss %" PRIu64
-			"), %" PRIu64 " locked, %" PRIu64 " unresolved (no page map)\n",
+			" remote %" PRIu64 ")\n     %" PRIu64 " stores (L1 hit %" PRIu64 ", miss %"
+			PRIu64 "), %" PRIu64 " locked, %" PRIu64 " unresolved (no page map)\n",
 			c->loads, c->ld_l1, c->ld_lfb, c->ld_l2, c->ld_llc, c->hitm_local,
 			c->hitm_remote, c->peer_local, c->peer_remote, c->dram_local, c->dram_remote,
 			c->stores, c->st_l1hit, c->st_l1miss, c->locked, c->nomap);
@@ -167,7 +172,10 @@ static void lines_table(FILE *out, const struct hm_report_view *v)
 			const struct hm_lfield *f = &ln->fields[j];
 			char off[32];
 
-			snprintf(off, sizeof(off), "+0x%x/%u", f->offset, f->size);
+			if (f->size)
+				snprintf(off, sizeof(off), "+0x%x/%u", f->offset, f->size);
+			else	/* the access size is unknown (a PMU sample): no "/0" */
+				snprintf(off, sizeof(off), "+0x%x", f->offset);
 			fprintf(out, "%5s  %18s  %-*s  %-13s %10" PRIu64 " %9" PRIu64 " %9" PRIu64
 				" %9" PRIu64 " %7u %4u\n", "", off, w, f->field, "", f->contention,
 				f->records, f->loads, f->stores, f->nr_threads, f->nr_cpus);
@@ -179,7 +187,8 @@ static void lines_table(FILE *out, const struct hm_report_view *v)
 		latency(out, ln);
 	}
 	if (n < l->nr)
-		fprintf(out, "(%zu more lines: --top %zu shows them)\n", l->nr - n, l->nr);
+		fprintf(out, "(%zu more %s: --top %zu shows them)\n", l->nr - n,
+			pl(l->nr - n, "line", "lines"), l->nr);
 }
 
 struct row_ref {
@@ -237,7 +246,8 @@ static void fields_table(FILE *out, const struct hm_report_view *v)
 			count_list(tl, sizeof(tl), f->threads, f->nr_threads));
 	}
 	if (n < nr)
-		fprintf(out, "(%zu more rows: --top %zu shows them)\n", nr - n, nr);
+		fprintf(out, "(%zu more %s: --top %zu shows them)\n", nr - n, pl(nr - n, "row", "rows"),
+			nr);
 	free(rows);
 }
 
@@ -258,10 +268,10 @@ static void sharing_line(FILE *out, const struct hm_lines *l, const struct hm_li
 	char addr[32];
 
 	line_addr(addr, sizeof(addr), ln);
-	fprintf(out, "%s (%s): %s, %" PRIu64 " %s, %u threads on %u cpus, "
-		"confidence %s\n", addr, or_q(ln->object),
-		ln->verdict == HM_V_FALSE_SHARING ? "false sharing" : "true sharing",
-		ln->contention, hm_contention_name(l->source), ln->nr_threads, ln->nr_cpus,
+	fprintf(out, "%s (%s): %s, %" PRIu64 " %s, %u %s on %u %s, confidence %s\n", addr,
+		or_q(ln->object), ln->verdict == HM_V_FALSE_SHARING ? "false sharing" : "true sharing",
+		ln->contention, hm_contention_name(l->source), ln->nr_threads,
+		pl(ln->nr_threads, "thread", "threads"), ln->nr_cpus, pl(ln->nr_cpus, "CPU", "CPUs"),
 		hm_confidence_name(ln->confidence));
 	for (uint32_t j = 0; j < ln->nr_pairs; j++) {
 		const struct hm_pair *p = &ln->pairs[j];
@@ -303,8 +313,8 @@ static void sharing_section(FILE *out, const struct hm_report_view *v)
 	}
 	if (!n)
 		fprintf(out, "no line is shared by threads with a writer on enough samples "
-			     "(%zu lines, %zu of them used by several threads): nothing to move\n",
-			l->nr, multi);
+			     "(%zu %s, %zu of them used by several threads): nothing to move\n",
+			l->nr, pl(l->nr, "line", "lines"), multi);
 	if (few)
 		fprintf(out, "\n%zu line%s may be shared but rest on too few samples or "
 			     "accesses:\n", few,
@@ -314,9 +324,9 @@ static void sharing_section(FILE *out, const struct hm_report_view *v)
 
 		if (ln->verdict != HM_V_FEW_SAMPLES)
 			continue;
-		k++;
 		char addr[32];
 
+		k++;
 		line_addr(addr, sizeof(addr), ln);
 		fprintf(out, "%s (%s): %s\n    %s\n", addr, or_q(ln->object),
 			ln->evidence, ln->advice);
@@ -383,6 +393,8 @@ static void straddles_section(FILE *out, const struct hm_report_view *v)
 void hm_report_print_text(FILE *out, const struct hm_report_view *v)
 {
 	summary(out, v);
+	if (!v->lines->total)
+		return;		/* the summary said what to do; empty tables say nothing more */
 	switch (v->view) {
 	case HM_VIEW_FIELDS:
 		fields_table(out, v);

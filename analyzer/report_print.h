@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyzer/heatmap.h"
 #include "analyzer/lines.h"
 
 enum hm_report_view_kind {
@@ -24,6 +25,8 @@ struct hm_report_view {
 	enum hm_report_view_kind view;	/* text only: JSON always holds every section */
 	const struct hm_lines *lines;
 	const struct hm_splits *splits;	/* NULL: no splits section */
+	const struct hm_heat *const *heat;	/* JSON: the "heatmap" array (--view heatmap) */
+	size_t nr_heat;
 };
 
 /* "lines", "fields", "sharing", "splits" -> kind; -1 when unknown. */
@@ -33,5 +36,9 @@ const char *hm_report_view_name(enum hm_report_view_kind v);
 void hm_report_print_text(FILE *out, const struct hm_report_view *v);
 /* {"schema":"hitmap.report/1", ...}: lines limited to top, splits too; docs/report.md. */
 void hm_report_print_json(FILE *out, const struct hm_report_view *v);
+
+/* One row of lines[].fields[] ({"field", "offset", "size", ...}), for other schemas that
+ * show a line's fields (hitmap.whatif/1's field_rows); kind: hm_contention_name(). */
+void hm_report_json_field(struct hm_json *j, const struct hm_lfield *f, const char *kind);
 
 #endif

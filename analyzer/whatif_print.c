@@ -1,6 +1,7 @@
 /* Rendering of a what-if: the new layouts pahole-style with moved members marked, the
  * suggested struct as C, the lines that stop, start or stay shared, and hitmap.whatif/1.
  * Nothing here decides: the plan, the replay and the verdicts come from whatif*.c. */
+#include "analyzer/report_print.h"
 #include "analyzer/whatif.h"
 
 #include <inttypes.h>
@@ -115,7 +116,7 @@ static void print_group(FILE *out, const struct hm_wi_group *g, int32_t idx, uin
 			     "layout removes");
 	else
 		fprintf(out, "no recorded access");
-	fprintf(out, " (%" PRIu64 " accesses) */\n", g->records);
+	fprintf(out, " (%" PRIu64 " access%s) */\n", g->records, g->records == 1 ? "" : "es");
 }
 
 /* pahole-style, new offsets, with "was N" on every member that moved. */
@@ -299,10 +300,10 @@ void hm_whatif_print_text(FILE *out, struct hm_arena *a, const struct hm_wi_view
 
 	fprintf(out, "%s (%s): %s, %u-byte lines\n", v->input, hm_source_name(w->before.source),
 		v->change, p->line_size);
-	fprintf(out, "%" PRIu64 " samples, %" PRIu64 " with an address, %" PRIu64 " to objects "
+	fprintf(out, "%" PRIu64 " sample%s, %" PRIu64 " with an address, %" PRIu64 " to objects "
 		     "whose layout changes, %" PRIu64 " moved (%" PRIu64 " of %" PRIu64
-		     " objects moved)", c->total, c->with_addr, c->affected, c->moved,
-		c->objects_moved, c->objects);
+		     " object%s moved)", c->total, c->total == 1 ? "" : "s", c->with_addr,
+		c->affected, c->moved, c->objects_moved, c->objects, c->objects == 1 ? "" : "s");
 	if (c->dropped)
 		fprintf(out, ", %" PRIu64 " dropped (field absent)", c->dropped);
 	fprintf(out, "\n");
@@ -393,7 +394,7 @@ static void json_type(struct hm_json *j, struct hm_arena *a, const struct hm_wi_
 	hm_json_obj_end(j);
 }
 
-static void json_line(struct hm_json *j, const struct hm_line *ln)
+static void json_line(struct hm_json *j, const struct hm_line *ln, const char *kind)
 {
 	hm_json_obj_begin(j, NULL);
 	hm_json_hex(j, "addr", ln->addr);
@@ -410,6 +411,11 @@ static void json_line(struct hm_json *j, const struct hm_line *ln)
 	hm_json_arr_begin(j, "fields");
 	for (uint32_t i = 0; i < ln->nr_fields; i++)
 		hm_json_str(j, NULL, ln->fields[i].field);
+	hm_json_arr_end(j);
+	/* the same fields as objects, keyed as in hitmap.report/1 (added: "fields" stays) */
+	hm_json_arr_begin(j, "field_rows");
+	for (uint32_t i = 0; i < ln->nr_fields; i++)
+		hm_report_json_field(j, &ln->fields[i], kind);
 	hm_json_arr_end(j);
 	hm_json_str(j, "fix", ln->fix);
 	hm_json_obj_end(j);
@@ -489,6 +495,8 @@ static void json_absent(struct hm_json *j, const struct hm_wi_plan *p)
 
 static void json_changes(struct hm_json *j, const struct hm_whatif *w, size_t shown)
 {
+	const char *kind = hm_contention_name(w->before.source);
+
 	hm_json_arr_begin(j, "lines");
 	for (size_t i = 0; i < shown; i++) {
 		const struct hm_wi_change *ch = &w->changes[i];
@@ -497,11 +505,11 @@ static void json_changes(struct hm_json *j, const struct hm_whatif *w, size_t sh
 		hm_json_str(j, "change", hm_wi_change_name(ch->kind));
 		hm_json_arr_begin(j, "before");
 		for (uint32_t k = 0; k < ch->nr_before; k++)
-			json_line(j, ch->before[k]);
+			json_line(j, ch->before[k], kind);
 		hm_json_arr_end(j);
 		hm_json_arr_begin(j, "after");
 		for (uint32_t k = 0; k < ch->nr_after; k++)
-			json_line(j, ch->after[k]);
+			json_line(j, ch->after[k], kind);
 		hm_json_arr_end(j);
 		hm_json_obj_end(j);
 	}

@@ -11,19 +11,20 @@
 static void check_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hitmap check [--json]\n\n"
+		"usage: hitmap check [--json] [--wide]\n\n"
 		"Tries each collector on this process and says what works here and why not:\n"
 		"pmu (precise memory events), timer (cpu-clock + registers), watch (debug\n"
 		"registers), kernel sampling, BTF, kernel debuginfo, debuginfod.\n"
-		"  --json   hitmap.check/1\n");
+		"  --json   hitmap.check/1\n"
+		"  --wide   text lines as long as they come (default: wrapped at 120)\n");
 }
 
-static void print_text(const struct hm_probe *p)
+static void print_text(FILE *out, const struct hm_probe *p)
 {
 	for (int i = 0; i < HM_PROBE_NR; i++) {
 		const struct hm_probe_item *it = &p->item[i];
 
-		printf("%-11s%-5s%s\n", it->name, it->ok ? "yes" : "no", it->detail);
+		fprintf(out, "%-11s%-5s%s\n", it->name, it->ok ? "yes" : "no", it->detail);
 	}
 }
 
@@ -85,29 +86,34 @@ static void print_json(const struct hm_probe *p)
 int cmd_check(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
+		{"json", no_argument, NULL, 'j'}, {"wide", no_argument, NULL, 'W'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct hm_probe p;
-	int c, json = 0;
+	struct cli_text t;
+	int c, json = 0, wide = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'W': wide = 1; break;
 		case 'h': check_usage(stdout); return HM_EXIT_OK;
-		default: check_usage(stderr); return HM_EXIT_USAGE;
+		default: return cli_bad_option("check", c, argv);
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "hitmap check: unexpected argument '%s'; it takes only --json\n",
-			argv[optind]);
-		return HM_EXIT_USAGE;
+		return cli_err("check", HM_EXIT_USAGE, "%s: unexpected argument; it takes only "
+			       "--json and --wide", argv[optind]);
 	}
 	hm_probe_run(&p, NULL);
 	if (json)
 		print_json(&p);
-	else
-		print_text(&p);
+	else {
+		print_text(cli_text_begin(&t, wide), &p);
+		cli_text_end(&t);
+	}
 	return HM_EXIT_OK;
 }

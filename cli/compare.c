@@ -18,7 +18,7 @@ struct compare_args {
 	size_t na, nb;
 	const char *filters[MAX_OPTS], *lists[MAX_OPTS];	/* --metric NAME, NAME=V1,.. */
 	size_t nr_filters, nr_lists;
-	int json, no_layout;
+	int json, no_layout, wide;
 	size_t top;
 	uint32_t line_size;
 	struct hm_resolve_opts ro;
@@ -40,7 +40,8 @@ static void compare_usage(FILE *out)
 		"  --top N                non-significant rows shown in text (default 20; 0: all)\n"
 		"  --line-size N          cache-line size (default 64)\n"
 		"  --no-layout            skip the layout diff of the two builds\n"
-		"  --json                 hitmap.compare/1\n");
+		"  --json                 hitmap.compare/1\n"
+		"  --wide                 text lines as long as they come (default: wrapped at 120)\n");
 }
 
 /* "A1.data:throughput=12" -> file and suffix, unless the whole argument is a file. */
@@ -87,7 +88,6 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 	static const char *const names[] = {"--metric", "--line-size", "--top", "--vmlinux",
 					    "--sysroot", "--buildid-dir"};
 	const char *arg = argv[*i], *val = NULL;
-	char *end;
 	size_t k;
 	int r = 0;
 
@@ -95,6 +95,8 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 		return a->json = 1;
 	if (!strcmp(arg, "--no-layout"))
 		return a->no_layout = 1;
+	if (!strcmp(arg, "--wide"))
+		return a->wide = 1;
 	if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
 		compare_usage(stdout);
 		exit(HM_EXIT_OK);
@@ -102,15 +104,14 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
 		if ((r = value_opt(arg, names[k], argc, argv, i, &val)))
 			break;
-	if (r <= 0) {
-		fprintf(stderr, "hitmap compare: %s: %s\n", arg,
-			r < 0 ? "needs a value" : "unknown option; see hitmap compare --help");
-		return -1;
-	}
+	if (r <= 0)
+		return cli_err("compare", -1, "%s: %s; see 'hitmap compare --help'", arg,
+			       r < 0 ? "needs a value" : "unknown option");
 	switch (k) {
 	case 0:
 		if (strchr(val, '=') ? a->nr_lists == MAX_OPTS : a->nr_filters == MAX_OPTS)
-			return -1;
+			return cli_err("compare", -1, "--metric %s: at most %d --metric of a kind",
+				       val, MAX_OPTS);
 		if (strchr(val, '='))
 			a->lists[a->nr_lists++] = val;
 		else
@@ -119,8 +120,7 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 	case 1:
 		return cli_line_size("compare", val, 8, 4096, &a->line_size) ? -1 : 1;
 	case 2:
-		a->top = strtoul(val, &end, 0);
-		return *end ? -1 : 1;
+		return cli_size_t("compare", "--top", val, &a->top) ? -1 : 1;
 	case 3: a->ro.vmlinux = val; return 1;
 	case 4: a->ro.sysroot = val; return 1;
 	default: a->ro.buildid_dir = val; return 1;
@@ -152,11 +152,9 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
 			++*(side_b ? &a->nb : &a->na);
 		}
 	}
-	if (!a->na || !a->nb) {
-		fprintf(stderr, "hitmap compare: give the runs of both builds: A1.data A2.data ... "
-				"-- B1.data B2.data ...\n");
-		return -1;
-	}
+	if (!a->na || !a->nb)
+		return cli_err("compare", -1, "give the runs of both builds: A1.data A2.data ... "
+			       "-- B1.data B2.data ...");
 	return 0;
 }
 
@@ -328,10 +326,14 @@ static int run_compare(struct hm_arena *ar, const struct compare_args *a, struct
 	v.nr_only = a->nr_filters;
 	v.top = a->top;
 	v.line_size = a->line_size;
-	if (a->json)
+	if (a->json) {
 		hm_cmp_print_json(stdout, &v);
-	else
-		hm_cmp_print_text(stdout, &v);
+	} else {
+		struct cli_text t;
+
+		hm_cmp_print_text(cli_text_begin(&t, a->wide), &v);
+		cli_text_end(&t);
+	}
 	rc = 0;
 out:
 	while (runs && i--)
@@ -348,7 +350,6 @@ int cmd_compare(int argc, char **argv)
 	int rc = HM_EXIT_OK;
 
 	if (parse_args(argc, argv, &a)) {
-		compare_usage(stderr);
 		free(a.files);
 		free(a.suffix);
 		return HM_EXIT_USAGE;

@@ -14,7 +14,7 @@
 struct diff_args {
 	const char *old, *new;
 	const char *types[MAX_TYPES];
-	int nr_types, globals, md, json;
+	int nr_types, globals, md, json, wide;
 	uint32_t line_size;
 	unsigned fail_mask;
 };
@@ -30,7 +30,8 @@ static void diff_usage(FILE *out)
 		"  --line-size N     cache-line size (default 64)\n"
 		"  --fail-on KINDS   exit 4 when a finding of these kinds exists, e.g.\n"
 		"                    straddle,shared,size,hole (also line,embeds,added,...)\n"
-		"  --md              a markdown review comment;  --json  hitmap.diff/1\n");
+		"  --md              a markdown review comment;  --json  hitmap.diff/1\n"
+		"  --wide            text lines as long as they come (default: wrapped at 120)\n");
 }
 
 static int parse_args(int argc, char **argv, struct diff_args *a)
@@ -39,23 +40,26 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		{"type", required_argument, NULL, 't'}, {"globals", no_argument, NULL, 'g'},
 		{"line-size", required_argument, NULL, 'L'}, {"fail-on", required_argument, NULL, 'F'},
 		{"md", no_argument, NULL, 'm'}, {"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+		{"wide", no_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	a->line_size = 64;
-	while ((c = getopt_long(argc, argv, "t:C:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:C:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 		case 'C':
 			if (a->nr_types == MAX_TYPES)
-				return -1;
+				return cli_err("diff", -1, "-t %s: at most %d -t options", optarg,
+					       MAX_TYPES);
 			a->types[a->nr_types++] = optarg;
 			break;
 		case 'g': a->globals = 1; break;
 		case 'm': a->md = 1; break;
 		case 'j': a->json = 1; break;
+		case 'W': a->wide = 1; break;
 		case 'L':
 			if (cli_line_size("diff", optarg, 8, 4096, &a->line_size))
 				return -1;
@@ -69,13 +73,14 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 			}
 			break;
 		case 'h': diff_usage(stdout); exit(HM_EXIT_OK);
-		default: diff_usage(stderr); return -1;
+		default: cli_bad_option("diff", c, argv); return -1;
 		}
 	}
-	if (argc - optind != 2 || (a->md && a->json)) {
-		diff_usage(stderr);
-		return -1;
-	}
+	if (argc - optind != 2)
+		return cli_err("diff", -1, "give two builds, OLD and NEW (got %d %s); see 'hitmap "
+			       "diff --help'", argc - optind, argc - optind == 1 ? "file" : "files");
+	if (a->md && a->json)
+		return cli_err("diff", -1, "--md and --json: choose one");
 	a->old = argv[optind];
 	a->new = argv[optind + 1];
 	return 0;
@@ -185,8 +190,12 @@ int cmd_diff(int argc, char **argv)
 		hm_diff_print_json(stdout, &v);
 	else if (args.md)
 		hm_diff_print_md(stdout, &v);
-	else
-		hm_diff_print_text(stdout, &v);
+	else {
+		struct cli_text t;
+
+		hm_diff_print_text(cli_text_begin(&t, args.wide), &v);
+		cli_text_end(&t);
+	}
 	rc = failing(&args, &d, args.globals ? &gd : NULL) ? HM_EXIT_FINDINGS : HM_EXIT_OK;
 	if (damaged(old) | damaged(new))
 		rc = HM_EXIT_INPUT;	/* types lost to damage read as "removed": never a pass */

@@ -51,13 +51,14 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->opts.line_size = 64;
-	while ((c = getopt_long(argc, argv, "t:EC:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:EC:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 		case 'C':	/* pahole's spelling */
 			if (a->nr_types == MAX_TYPES) {
-				fprintf(stderr, "hitmap layout: at most %d -t options\n", MAX_TYPES);
-				return -1;
+				return cli_err("layout", -1, "-t %s: at most %d -t options", optarg,
+					       MAX_TYPES);
 			}
 			a->types[a->nr_types++] = optarg;
 			break;
@@ -69,15 +70,17 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 				return -1;
 			break;
 		case 'h': layout_usage(stdout); exit(HM_EXIT_OK);
-		default: layout_usage(stderr); return -1;
+		default: cli_bad_option("layout", c, argv); return -1;
 		}
 	}
 	if (optind < argc)
 		a->file = argv[optind++];
-	if (optind < argc || (!a->file && !a->btf)) {
-		layout_usage(stderr);
-		return -1;
-	}
+	if (optind < argc)
+		return cli_err("layout", -1, "%s: unexpected argument: give one FILE, and types "
+			       "with -t", argv[optind]);
+	if (!a->file && !a->btf)
+		return cli_err("layout", -1, "give a FILE (ELF with DWARF), or --btf; see 'hitmap "
+			       "layout --help'");
 	if (!a->file)
 		a->file = DEFAULT_BTF;
 	return 0;

@@ -28,7 +28,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage: hitmap COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'hitmap COMMAND --help' shows a command's options.\n");
+	fprintf(out, "\n'hitmap COMMAND --help' shows a command's options; 'hitmap --version' "
+		"the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -42,9 +43,13 @@ int main(int argc, char **argv)
 		return HM_EXIT_OK;
 	}
 	hm_file_guard_sigbus();	/* an input that shrinks under a mapping: one line, exit 2 */
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
+		printf("hitmap %s\n", HITMAP_VERSION);
+		return HM_EXIT_OK;
+	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "hitmap: unknown command '%s'; run 'hitmap --help' for the list\n", argv[1]);
+	fprintf(stderr, "hitmap: %s: unknown command; run 'hitmap --help' for the list\n", argv[1]);
 	return HM_EXIT_USAGE;
 }

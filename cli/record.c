@@ -49,7 +49,8 @@ static void record_usage(FILE *out)
 		"  -c watch     debug-register watchpoints on --watch targets: every access\n"
 		"  -c pmu       precise memory events (PEBS/IBS/SPE); -e c2c|hitm|split|miss|stall\n"
 		"               or a libpfm4 event; needs a hardware PMU ('hitmap check')\n"
-		"  -c auto      pmu where it works, else timer (plus watch with --watch)\n"
+		"  -c auto      pmu where it works, else timer (plus watch with --watch); with -e\n"
+		"               the PMU only: exit 3 with the reason where it cannot record -e\n"
 		"  --watch SYM[.FIELD.PATH][:w|:rw]  or  ADDR/LEN[:w|:rw]   (at most 4)\n"
 		"  --watch-duty PCT   arm watchpoints PCT%% of the time (bounds overhead)\n"
 		"  --confirm F  watch the top shared lines' field pairs of an earlier recording F\n"
@@ -69,19 +70,15 @@ static int parse_collector(const char *s, enum collector *c)
 	for (int i = 0; i < 4; i++)
 		if (!strcmp(s, names[i]))
 			return *c = (enum collector)i, 0;
-	fprintf(stderr, "hitmap record: -c %s: choose auto, timer, watch or pmu\n", s);
-	return -1;
+	return cli_err("record", -1, "-c %s: choose auto, timer, watch or pmu", s);
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
 {
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
+	uint64_t v;
 
-	if (*s == '\0' || *end || v < lo || v > hi) {
-		fprintf(stderr, "hitmap record: %s %s: give a number from %u to %u\n", opt, s, lo, hi);
+	if (cli_number("record", opt, s, lo, hi, &v))
 		return -1;
-	}
 	*out = (unsigned)v;
 	return 0;
 }
@@ -105,7 +102,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->o.freq = 4000;
 	a->o.duty_pct = 100;
 	a->o.output = "perf.data";
-	while ((c = getopt_long(argc, argv, "+c:e:F:kap:o:m:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:c:e:F:kap:o:m:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': if (parse_collector(optarg, &a->c)) return -1; break;
 		case 'e': a->event = optarg; break;
@@ -117,9 +115,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'o': a->o.output = optarg; break;
 		case 'W':
 			if (a->ws.nr == HM_MAX_WATCH) {
-				fprintf(stderr, "hitmap record: at most %d --watch (x86 has four debug "
-						"registers)\n", HM_MAX_WATCH);
-				return -1;
+				return cli_err("record", -1, "--watch %s: at most %d --watch (x86 has "
+					       "four debug registers): drop one", optarg, HM_MAX_WATCH);
 			}
 			a->ws.text[a->ws.nr++] = optarg;
 			break;
@@ -130,19 +127,19 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'm':
 			if (parse_uint("-m", optarg, 1, 1u << 16, &a->o.mmap_pages) ||
 			    (a->o.mmap_pages & (a->o.mmap_pages - 1))) {
-				fprintf(stderr, "hitmap record: -m %s: give a power of two\n", optarg);
-				return -1;
+				return cli_err("record", -1, "-m %s: give a power of two (64, 128, ...)",
+					       optarg);
 			}
 			break;
 		case 'h': record_usage(stdout); exit(HM_EXIT_OK);
-		default: record_usage(stderr); return -1;
+		default: cli_bad_option("record", c, argv); return -1;
 		}
 	}
 	if (optind < argc)
 		a->o.argv = argv + optind;
 	if (!!a->o.argv + !!a->o.pid + !!a->o.system_wide != 1 && !(a->o.system_wide && a->o.argv)) {
-		fprintf(stderr, "hitmap record: give a command after --, or -p PID, or -a\n");
-		return -1;
+		return cli_err("record", -1, "nothing to record: give a command after --, or -p PID, "
+			       "or -a");
 	}
 	return 0;
 }
@@ -187,23 +184,25 @@ static int choose_collectors(struct record_args *a)
 		fprintf(stderr, "hitmap record: %s\n", err.msg);
 		return err.code ? err.code : HM_EXIT_ENV;
 	}
-	if (a->c == C_AUTO && !a->event && setup_pmu(a, &err) == 0) {
+	if (a->c == C_AUTO && setup_pmu(a, &err) == 0) {
 		a->c = C_PMU;
+	} else if (a->c == C_AUTO && a->event) {
+		/* -e names a PMU event: falling back to the timer would record something else */
+		cli_err("record", 0, "-e %s: %s", a->event, err.msg);
+		return err.code ? err.code : HM_EXIT_ENV;
 	} else if (a->c == C_AUTO) {
-		if (a->event) {
-			fprintf(stderr, "hitmap record: -e needs -c pmu\n");
-			return HM_EXIT_USAGE;
-		}
 		snprintf(a->why_timer, sizeof(a->why_timer), "%s", err.msg);
 	}
+	if (a->event && a->c != C_PMU)
+		return cli_err("record", HM_EXIT_USAGE, "-e %s: events are PMU events: use -c pmu "
+			       "or -c auto, or drop -e", a->event);
 	if (a->c == C_WATCH && a->ws.nr == 0) {
-		fprintf(stderr, "hitmap record: -c watch needs --watch SYMBOL[.FIELD] or "
-				"--watch ADDR/LEN\n");
-		return HM_EXIT_USAGE;
+		return cli_err("record", HM_EXIT_USAGE, "-c watch needs --watch SYMBOL[.FIELD] or "
+			       "--watch ADDR/LEN");
 	}
 	if (a->ws.nr && (a->o.system_wide || !a->o.argv) && a->o.pid == 0) {
-		fprintf(stderr, "hitmap record: --watch needs a command or -p PID\n");
-		return HM_EXIT_USAGE;
+		return cli_err("record", HM_EXIT_USAGE, "--watch needs a command after -- or -p PID "
+			       "(not -a)");
 	}
 	a->o.timer = a->c == C_AUTO || a->c == C_TIMER;
 	if (a->c != C_PMU)
@@ -263,17 +262,30 @@ static int exit_code(const struct hm_record_stats *st)
 	return 128 + WTERMSIG(st->status);
 }
 
-static void summary(const struct record_args *a, const struct hm_record_stats *st)
+/* The PMU's reason without its "use -c timer" advice: -c auto just did. */
+static const char *why_not_pmu(char *why)
 {
-	fprintf(stderr, "hitmap record: %llu samples, %llu lost, %.1f KB written to %s\n",
-		(unsigned long long)st->samples, (unsigned long long)st->lost,
-		(double)st->bytes / 1024.0, a->o.output);
+	char *fix = strstr(why, "; use -c timer");
+
+	if (!fix)
+		fix = strstr(why, ": use -c timer");
+	if (fix)
+		*fix = '\0';
+	return why;
+}
+
+static void summary(struct record_args *a, const struct hm_record_stats *st)
+{
+	fprintf(stderr, "hitmap record: %llu %s, %llu lost, %.1f KB written to %s\n",
+		(unsigned long long)st->samples, cli_plural(st->samples, "sample", "samples"),
+		(unsigned long long)st->lost, (double)st->bytes / 1024.0, a->o.output);
 	if (st->lost)
-		fprintf(stderr, "hitmap record: %llu samples lost: the rings overflowed; raise -m "
-				"or lower -F\n", (unsigned long long)st->lost);
+		fprintf(stderr, "hitmap record: %llu %s lost: the rings overflowed; raise -m "
+				"or lower -F\n", (unsigned long long)st->lost,
+			cli_plural(st->lost, "sample", "samples"));
 	if (a->why_timer[0])
 		fprintf(stderr, "hitmap record: used -c timer%s (%s)\n",
-			a->ws.nr ? " and watchpoints" : "", a->why_timer);
+			a->ws.nr ? " and watchpoints" : "", why_not_pmu(a->why_timer));
 	if (st->stopped_by)
 		fprintf(stderr, "hitmap record: stopped by signal %d; the file is complete up to "
 				"that point\n", st->stopped_by);

@@ -18,7 +18,7 @@
 
 struct report_args {
 	const char *input, *type, *html;
-	int view, heatmap, json, stats;
+	int view, heatmap, json, stats, wide;
 	size_t top;
 	uint32_t line_size;
 	uint64_t window_ns;
@@ -32,13 +32,16 @@ static void report_usage(FILE *out)
 		"usage: hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap]\n"
 		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
 		"                     [--stats] [--vmlinux F] [--kcore F] [--sysroot D]\n"
-		"                     [--buildid-dir D] [--window US] [--batch N]\n\n"
+		"                     [--buildid-dir D] [--window US] [--batch N] [--wide]\n\n"
 		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
 		"                 and the fix), splits, heatmap (the hot type's layout with counts)\n"
 		"  --type T       only accesses to objects of type T (or the global T)\n"
-		"  --html F       write a self-contained page with the hot types' heat maps\n"
+		"  --html F       write a self-contained page with the hot types' heat maps (and\n"
+		"                 print nothing else)\n"
+		"  --json         hitmap.report/1 (with --view heatmap, plus \"heatmap\")\n"
+		"  --wide         text lines as long as they come (default: wrapped at 120)\n"
 		"  --stats        how many samples got an address and an object, by method\n"
 		"  --vmlinux F    the recorded kernel's vmlinux (default: the -dbg package's)\n"
 		"  --kcore F      without a vmlinux, kernel code bytes from this core file of\n"
@@ -60,31 +63,31 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{"vmlinux", required_argument, NULL, 'k'}, {"kcore", required_argument, NULL, 'K'},
 		{"sysroot", required_argument, NULL, 'R'},
 		{"buildid-dir", required_argument, NULL, 'B'}, {"window", required_argument, NULL, 'w'},
-		{"batch", required_argument, NULL, 'b'},
+		{"batch", required_argument, NULL, 'b'}, {"wide", no_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
+	uint64_t v;
 	int c;
-	char *end;
 
 	memset(a, 0, sizeof(*a));
 	a->input = "perf.data";
 	a->line_size = 64;
 	a->view = HM_VIEW_LINES;
 	a->batch = HM_REPORT_BATCH;
-	while ((c = getopt_long(argc, argv, "i:t:n:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:t:n:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': a->input = optarg; break;
 		case 'v':
 			if (!strcmp(optarg, "heatmap")) {
 				a->heatmap = 1;
 			} else if ((a->view = hm_report_view_parse(optarg)) < 0) {
-				fprintf(stderr, "hitmap report: --view %s: choose lines, fields, sharing, "
-						"splits or heatmap\n", optarg);
-				return -1;
+				return cli_err("report", -1, "--view %s: choose lines, fields, "
+					       "sharing, splits or heatmap", optarg);
 			}
 			break;
 		case 't': a->type = optarg; break;
-		case 'n': a->top = strtoul(optarg, &end, 0); if (*end) return -1; break;
+		case 'n': if (cli_size_t("report", "--top", optarg, &a->top)) return -1; break;
 		case 'L':
 			if (cli_line_size("report", optarg, 32, 128, &a->line_size))
 				return -1;
@@ -96,23 +99,22 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 'K': a->ro.kcore = optarg; break;
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;
-		case 'w': a->window_ns = strtoull(optarg, &end, 0) * 1000; if (*end) return -1; break;
+		case 'w': if (cli_window("report", optarg, &a->window_ns)) return -1; break;
 		case 'b':
-			a->batch = strtoull(optarg, &end, 0);
-			if (*end || !a->batch) {
-				fprintf(stderr, "hitmap report: --batch %s: give a number of accesses "
-						"above 0\n", optarg);
+			if (cli_number("report", "--batch", optarg, 1, 1ull << 32, &v))
 				return -1;
-			}
+			a->batch = (size_t)v;
 			break;
+		case 'W': a->wide = 1; break;
 		case 'h': report_usage(stdout); exit(HM_EXIT_OK);
-		default: report_usage(stderr); return -1;
+		default: cli_bad_option("report", c, argv); return -1;
 		}
 	}
-	if (optind != argc) {
-		report_usage(stderr);
-		return -1;
-	}
+	if (optind != argc)
+		return cli_err("report", -1, "%s: unexpected argument: give the recording with -i "
+			       "FILE", argv[optind]);
+	if (a->json && a->html)
+		return cli_err("report", -1, "--json and --html: choose one");
 	return 0;
 }
 
@@ -129,9 +131,51 @@ static int matches_type(const struct hm_access *a, const char *want)
 		       (!strncmp(obj, "struct ", 7) && !strcmp(obj + 7, want)));
 }
 
+/* --type T, and the names seen that are not T, for the nearest-name hint. */
+#define MAX_SEEN 256
+
+struct type_filter {
+	const char *want;
+	const char *seen[MAX_SEEN];
+	size_t nr_seen;
+};
+
+static void saw(struct type_filter *f, const char *name)
+{
+	for (size_t i = 0; i < f->nr_seen; i++)
+		if (f->seen[i] == name || !strcmp(f->seen[i], name))
+			return;
+	if (f->nr_seen < MAX_SEEN)
+		f->seen[f->nr_seen++] = name;
+}
+
 static int keep_type(const struct hm_access *x, void *ctx)
 {
-	return matches_type(x, ctx);
+	struct type_filter *f = ctx;
+	const struct hm_type *t;
+
+	if (matches_type(x, f->want))
+		return 1;
+	t = hm_type_strip(x->type);
+	if (t && t->name && hm_type_is_aggregate(t))
+		saw(f, t->name);
+	else if (x->object)
+		saw(f, x->object);
+	return 0;
+}
+
+/* No access to --type T: exit 2 naming the recorded types nearest to T. */
+static int unknown_type(const struct report_args *a, const struct type_filter *f)
+{
+	const char *near[3];
+	size_t n = cli_nearest(f->want, f->seen, f->nr_seen, near, 3);
+
+	if (!n)
+		return cli_err("report", HM_EXIT_INPUT, "--type %s: %s has no access to a typed "
+			       "object: see --stats for what resolved", a->type, a->input);
+	return cli_err("report", HM_EXIT_INPUT, "--type %s: no access to that type in %s; "
+		       "nearest: %s%s%s%s%s", a->type, a->input, near[0], n > 1 ? ", " : "",
+		       n > 1 ? near[1] : "", n > 2 ? ", " : "", n > 2 ? near[2] : "");
 }
 
 /* What the batches build: lines, splits, and heat maps of the first MAX_HEAT_CANDS
@@ -196,13 +240,13 @@ static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 	return 0;
 }
 
-static int heatmaps(const struct report_args *a, struct run *r)
+/* The busiest heat maps: one, or with --html and no --type up to MAX_HEAT_TYPES. */
+static int pick_heat(const struct report_args *a, struct run *r, const struct hm_heat **hp,
+		     size_t *n)
 {
-	const struct hm_heat *hp[MAX_HEAT_TYPES];
-	size_t n = 0, max = a->type || !a->html ? 1 : MAX_HEAT_TYPES;
-	FILE *f;
+	size_t max = a->type || !a->html ? 1 : MAX_HEAT_TYPES;
 
-	while (n < max) {
+	for (*n = 0; *n < max;) {
 		struct heat_cand *best = NULL;
 
 		for (size_t k = 0; k < r->nr_cand; k++)
@@ -210,47 +254,46 @@ static int heatmaps(const struct report_args *a, struct run *r)
 				best = &r->cand[k];
 		if (!best)
 			break;
-		hp[n++] = &best->heat;
+		hp[(*n)++] = &best->heat;
 		best->count = 0;
 	}
-	if (!n) {
-		fprintf(stderr, "hitmap report: no accesses %s%s%s have a known struct type: see "
-				"--stats for what resolved\n", a->type ? "to '" : "",
-			a->type ? a->type : "", a->type ? "'" : "");
-		return HM_EXIT_INPUT;
-	}
-	if (a->html) {
-		if (!(f = fopen(a->html, "w"))) {
-			fprintf(stderr, "hitmap report: cannot write %s: check the path\n", a->html);
-			return HM_EXIT_ENV;
-		}
-		hm_heat_print_html(f, hp, n, a->input);
-		fclose(f);
-	}
-	if (a->heatmap && !a->json)
-		for (size_t i = 0; i < n; i++)
-			hm_heat_print_text(stdout, hp[i]);
-	if (a->heatmap && a->json) {
-		struct hm_json j;
+	if (*n)
+		return 0;
+	if (a->type)
+		return cli_err("report", HM_EXIT_INPUT, "--type %s: no access to it has a known "
+			       "struct type in %s: see --stats for what resolved", a->type, a->input);
+	return cli_err("report", HM_EXIT_INPUT, "%s: no access has a known struct type: see "
+		       "--stats for what resolved", a->input);
+}
 
-		hm_json_init(&j, stdout);
-		hm_json_obj_begin(&j, NULL);
-		hm_json_str(&j, "schema", "hitmap.heatmap/1");
-		hm_json_str(&j, "input", a->input);
-		hm_json_arr_begin(&j, "types");
-		for (size_t i = 0; i < n; i++)
-			hm_heat_print_json(&j, hp[i]);
-		hm_json_arr_end(&j);
-		hm_json_obj_end(&j);
-		hm_json_finish(&j);
-	}
+/* --html: the page only, and one line on stderr saying where. */
+static int write_html(const struct report_args *a, const struct hm_heat **hp, size_t n)
+{
+	FILE *f = fopen(a->html, "w");
+
+	if (!f)
+		return cli_err("report", HM_EXIT_ENV, "--html %s: cannot write it: check the path",
+			       a->html);
+	hm_heat_print_html(f, hp, n, a->input);
+	if (fclose(f))
+		return cli_err("report", HM_EXIT_ENV, "--html %s: write failed: check the disk",
+			       a->html);
+	fprintf(stderr, "hitmap report: wrote %s (heat %s of %zu %s)\n", a->html,
+		cli_plural(n, "map", "maps"), n, cli_plural(n, "type", "types"));
 	return 0;
 }
 
 static int analyze(struct report_args *a, struct run *r, struct hm_recording *rec)
 {
+	const struct hm_heat *hp[MAX_HEAT_TYPES];
 	struct hm_lines lines;
+	struct hm_report_view v = {.input = a->input, .lost = rec->lost, .top = a->top,
+				   .view = (enum hm_report_view_kind)a->view, .lines = &lines,
+				   .splits = &r->split_out, .heat = hp};
+	struct cli_text t;
+	size_t nh = 0;
 	int rc = 0;
+	FILE *out;
 
 	hm_lines_acc_end(r->lines, &lines);
 	hm_fixcheck_lines(&r->ar, &lines, HM_FIX_CHECK_LINES);
@@ -261,23 +304,26 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 		hm_heat_end(r->cand[k].acc);
 		r->cand[k].acc = NULL;
 	}
-	if (a->heatmap || a->html)
-		rc = heatmaps(a, r);
-	if (!rc && !a->heatmap) {
-		struct hm_report_view v = {
-			.input = a->input, .source = lines.source,
-			.lost = rec->lost, .top = a->top,
-			.view = (enum hm_report_view_kind)a->view, .lines = &lines,
-			.splits = &r->split_out,
-		};
-
-		if (a->json)
-			hm_report_print_json(stdout, &v);
-		else
-			hm_report_print_text(stdout, &v);
+	v.source = lines.source;
+	if ((a->heatmap || a->html) && (rc = pick_heat(a, r, hp, &nh)))
+		return rc;
+	if (a->html) {
+		rc = write_html(a, hp, nh);
+	} else if (a->json) {
+		v.nr_heat = a->heatmap ? nh : 0;
+		hm_report_print_json(stdout, &v);
+	} else {
+		out = cli_text_begin(&t, a->wide);
+		for (size_t i = 0; a->heatmap && i < nh; i++)
+			hm_heat_print_text(out, hp[i]);
+		if (!a->heatmap)
+			hm_report_print_text(out, &v);
+		if (a->stats)
+			hm_stats_print(out, rec->resolver);
+		cli_text_end(&t);
 	}
-	if (!rc && a->stats)
-		hm_stats_print(a->json ? stderr : stdout, rec->resolver);
+	if (!rc && a->stats && (a->json || a->html))
+		hm_stats_print(stderr, rec->resolver);	/* stdout holds the JSON or nothing */
 	return rc;
 }
 
@@ -298,33 +344,34 @@ int cmd_report(int argc, char **argv)
 	struct report_args a;
 	struct hm_recording rec = {0};
 	struct hm_err err = {0};
+	struct type_filter tf = {0};
 	struct run r = {0};
 	int rc = 0;
 
 	if (parse_args(argc, argv, &a))
 		return HM_EXIT_USAGE;
+	tf.want = a.type;
 	r.a = &a;
 	hm_arena_init(&r.ar);
 	r.lines = hm_lines_acc_new(&r.ar, a.line_size, a.window_ns);
 	if (hm_splits_begin(&r.ar, a.line_size, &r.split_out, &r.splits, &err) ||
-	    hm_recording_stream(a.input, &a.ro, a.type ? keep_type : NULL, (void *)a.type,
+	    hm_recording_stream(a.input, &a.ro, a.type ? keep_type : NULL, &tf,
 				a.batch, on_batch, &r, &rec, &err)) {
 		if (r.err.msg[0])
 			err = r.err;
-		fprintf(stderr, "hitmap report: %s\n", err.msg);
+		cli_err("report", 0, "%s", err.msg);
 		run_free(&r);	/* before rec: it holds the resolver's strings */
 		hm_recording_free(&rec);
 		return err.code ? err.code : HM_EXIT_INPUT;
 	}
 	if (rec.warning)
-		fprintf(stderr, "hitmap report: warning: %s\n", rec.warning);
+		cli_err("report", 0, "warning: %s", rec.warning);
 	if (rec.lost)
-		fprintf(stderr, "hitmap report: %llu samples were lost while recording: the "
-				"numbers undercount; record with a larger -m or a lower -F\n",
-			(unsigned long long)rec.lost);
-	if (rec.total == 0)
-		fprintf(stderr, "hitmap report: %s: no samples%s%s\n", a.input,
-			a.type ? " of type " : "", a.type ? a.type : "");
+		cli_err("report", 0, "%s: %llu %s lost while recording: the numbers undercount; "
+			"record with a larger -m or a lower -F", a.input, (unsigned long long)rec.lost,
+			cli_plural(rec.lost, "sample was", "samples were"));
+	if (rec.total == 0 && a.type)
+		rc = unknown_type(&a, &tf);
 	else
 		rc = analyze(&a, &r, &rec);
 	run_free(&r);

@@ -38,7 +38,7 @@ struct script_run {
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: hitmap script [-i FILE] [--json] [--file-order] [--all]\n"
-		"  -i, --input FILE  perf.data to read, '-' for a pipe (default hitmap.data)\n"
+		"  -i, --input FILE  perf.data to read, '-' for a pipe (default perf.data)\n"
 		"  --json            one hitmap.script/1 object instead of text\n"
 		"  --file-order      samples in the order of the file, not sorted by time\n"
 		"  --all             also print mmap, comm, fork, exit and lost records "
@@ -47,12 +47,14 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct script_opts *o)
 {
-	o->input = "hitmap.data";
+	o->input = "perf.data";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if ((!strcmp(a, "-i") || !strcmp(a, "--input")) && i + 1 < argc)
 			o->input = argv[++i];
+		else if (!strcmp(a, "-i") || !strcmp(a, "--input"))
+			return cli_err("script", -1, "%s needs a value; see 'hitmap script --help'", a);
 		else if (!strncmp(a, "--input=", 8))
 			o->input = a + 8;
 		else if (!strcmp(a, "--json"))
@@ -64,9 +66,9 @@ static int parse_args(int argc, char **argv, struct script_opts *o)
 		else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return 1;
 		else {
-			fprintf(stderr, "hitmap script: unknown option '%s'; run 'hitmap script "
-				"--help'\n", a);
-			return -1;
+			return cli_err("script", -1, "%s: %s; see 'hitmap script --help'", a,
+				       a[0] == '-' ? "unknown option" : "unexpected argument (give the "
+				       "file with -i)");
 		}
 	}
 	return 0;
@@ -223,7 +225,8 @@ static void summary_text(const struct script_run *r, const char *input)
 	const struct hm_perf_features *ft = hm_perfdata_features(r->pd);
 	uint32_t n = hm_perfdata_nr_attrs(r->pd);
 
-	fprintf(stderr, "%s: %" PRIu64 " samples (%s mode)\n", input, r->samples,
+	fprintf(stderr, "%s: %" PRIu64 " sample%s (%s mode)\n", input, r->samples,
+		r->samples == 1 ? "" : "s",
 		hm_perfdata_is_pipe(r->pd) ? "pipe" : "file");
 	for (uint32_t i = 0; i < n; i++)
 		fprintf(stderr, "  %-40s %10" PRIu64 " samples\n", hm_perfdata_attr(r->pd, i)->name,
@@ -297,10 +300,10 @@ int cmd_script(int argc, char **argv)
 	struct hm_err err = {0};
 	int rc = parse_args(argc, argv, &o);
 
-	if (rc) {
-		usage(rc > 0 ? stdout : stderr);
+	if (rc > 0)
+		usage(stdout);
+	if (rc)
 		return rc > 0 ? HM_EXIT_OK : HM_EXIT_USAGE;
-	}
 	if (hm_perfdata_open(o.input, &r.pd, &err) < 0) {
 		fprintf(stderr, "hitmap script: %s\n", err.msg);
 		return err.code ? err.code : HM_EXIT_INPUT;

@@ -15,7 +15,7 @@ struct whatif_args {
 	const char *input, *layout, *only, *suggest;
 	struct hm_wi_edit edits[HM_WI_MAX_EDITS];
 	uint32_t nr_edits;
-	int json, aligned_alloc;
+	int json, wide, aligned_alloc;
 	size_t top;
 	uint32_t line_size;
 	uint64_t window_ns;
@@ -28,7 +28,7 @@ static void whatif_usage(FILE *out)
 	fprintf(out,
 		"usage: hitmap whatif [-i FILE] (--layout NEWBUILD [-t TYPE] | --pad TYPE.FIELD=BYTES |\n"
 		"                     --align TYPE.FIELD=N | --order TYPE=f1,f2,... | --suggest TYPE)\n"
-		"                     [--line-size 64|128] [--json] [--top N] [--window US]\n\n"
+		"                     [--line-size 64|128] [--json] [--top N] [--window US] [--wide]\n\n"
 		"Replays the recorded accesses through another layout and predicts which cache\n"
 		"lines stop or start being shared (docs/whatif.md).\n\n"
 		"  -i FILE        the recording (default perf.data)\n"
@@ -42,7 +42,8 @@ static void whatif_usage(FILE *out)
 		"  --aligned-alloc  heap objects get the type's new alignment, as if allocated\n"
 		"                 with aligned_alloc or posix_memalign (default: they keep the\n"
 		"                 16-byte aligned address malloc gave them)\n"
-		"  --top N        lines shown (0: all)\n");
+		"  --top N        lines shown (0: all)\n"
+		"  --wide         text lines as long as they come (default: wrapped at 120)\n");
 }
 
 static void append(struct whatif_args *a, const char *opt, const char *arg)
@@ -59,8 +60,8 @@ static int split_edit(struct whatif_args *a, enum hm_wi_kind kind, char *arg)
 	char *eq = strrchr(arg, '='), *dot, *end;
 
 	if (a->nr_edits == HM_WI_MAX_EDITS) {
-		fprintf(stderr, "hitmap whatif: more than %d edits: combine fewer\n", HM_WI_MAX_EDITS);
-		return -1;
+		return cli_err("whatif", -1, "%s: more than %d edits: combine fewer", arg,
+			       HM_WI_MAX_EDITS);
 	}
 	append(a, opt[kind], arg);
 	memset(e, 0, sizeof(*e));
@@ -88,7 +89,7 @@ static int split_edit(struct whatif_args *a, enum hm_wi_kind kind, char *arg)
 	a->nr_edits++;
 	return 0;
 bad:
-	fprintf(stderr, "hitmap whatif: %s %s: write %s\n", opt[kind], arg,
+	cli_err("whatif", 0, "%s %s: write %s", opt[kind], arg,
 		kind == HM_WI_ORDER ? "TYPE=field1,field2,..." : kind == HM_WI_PAD
 			? "TYPE.FIELD=BYTES, e.g. worker_stats.errors=56"
 			: "TYPE.FIELD=N, e.g. worker_stats.errors=64");
@@ -106,16 +107,17 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		{"window", required_argument, NULL, 'w'}, {"vmlinux", required_argument, NULL, 'k'},
 		{"sysroot", required_argument, NULL, 'R'}, {"buildid-dir", required_argument, NULL, 'B'},
 		{"aligned-alloc", no_argument, NULL, 'A'},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+		{"wide", no_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	int c;
-	char *end;
 
 	memset(a, 0, sizeof(*a));
 	a->input = "perf.data";
 	a->line_size = 64;
 	a->top = 20;
-	while ((c = getopt_long(argc, argv, "i:t:n:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:t:n:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': a->input = optarg; break;
 		case 'l': a->layout = optarg; break;
@@ -129,27 +131,25 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 				return -1;
 			break;
 		case 'j': a->json = 1; break;
-		case 'n': a->top = strtoul(optarg, &end, 0); if (*end) return -1; break;
-		case 'w': a->window_ns = strtoull(optarg, &end, 0) * 1000; if (*end) return -1; break;
+		case 'n': if (cli_size_t("whatif", "--top", optarg, &a->top)) return -1; break;
+		case 'w': if (cli_window("whatif", optarg, &a->window_ns)) return -1; break;
+		case 'W': a->wide = 1; break;
 		case 'k': a->ro.vmlinux = optarg; break;
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;
 		case 'A': a->aligned_alloc = 1; break;
 		case 'h': whatif_usage(stdout); exit(HM_EXIT_OK);
-		default: whatif_usage(stderr); return -1;
+		default: cli_bad_option("whatif", c, argv); return -1;
 		}
 	}
-	if (optind != argc || (!!a->layout + !!a->nr_edits + !!a->suggest) != 1) {
-		if (optind == argc)
-			fprintf(stderr, "hitmap whatif: give one of --layout, --suggest, or edits "
-					"(--pad, --align, --order)\n");
-		whatif_usage(stderr);
-		return -1;
-	}
-	if (a->only && !a->layout) {
-		fprintf(stderr, "hitmap whatif: -t goes with --layout; edits name their type\n");
-		return -1;
-	}
+	if (optind != argc)
+		return cli_err("whatif", -1, "%s: unexpected argument: give the recording with -i "
+			       "FILE", argv[optind]);
+	if ((!!a->layout + !!a->nr_edits + !!a->suggest) != 1)
+		return cli_err("whatif", -1, "give one of --layout, --suggest, or edits (--pad, "
+			       "--align, --order); see 'hitmap whatif --help'");
+	if (a->only && !a->layout)
+		return cli_err("whatif", -1, "-t goes with --layout; edits name their type");
 	if (a->layout)
 		append(a, "--layout", a->layout);
 	if (a->only)
@@ -206,7 +206,7 @@ static int run(struct whatif_args *a, struct hm_recording *rec, struct hm_layout
 	}
 	if (err.msg[0] || hm_whatif_plan(&ar, rec->acc, rec->n, &spec, &plan, &err) ||
 	    hm_whatif_run(&ar, rec->acc, rec->n, &plan, a->window_ns, &w, &err)) {
-		fprintf(stderr, "hitmap whatif: %s\n", err.msg);
+		cli_err("whatif", 0, "%s", err.msg);
 		rc = err.code ? err.code : HM_EXIT_INPUT;
 	} else {
 		struct hm_wi_view v = {.input = a->input, .change = a->change, .w = &w,
@@ -214,10 +214,14 @@ static int run(struct whatif_args *a, struct hm_recording *rec, struct hm_layout
 
 		if (a->suggest)
 			set_groups(&plan, &sug);
-		if (a->json)
+		if (a->json) {
 			hm_whatif_print_json(stdout, &ar, &v);
-		else
-			hm_whatif_print_text(stdout, &ar, &v);
+		} else {
+			struct cli_text t;
+
+			hm_whatif_print_text(cli_text_begin(&t, a->wide), &ar, &v);
+			cli_text_end(&t);
+		}
 	}
 	hm_whatif_free(&w);
 	hm_whatif_plan_free(&plan);

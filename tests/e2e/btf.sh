@@ -66,7 +66,7 @@ check nobtf "$T/objects.nobtf" 0 0
 if [ "$(id -u)" = 0 ] && [ -r /proc/kallsyms ]; then
 	"$H" record -c timer -k -a -o "$T/k.data" -- sh -c 'for i in 1 2; do find /usr/share -type f >/dev/null; done' \
 		>/dev/null 2>"$T/err"
-	"$H" report -i "$T/k.data" --stats >"$T/k.txt" 2>&1
+	"$H" report -i "$T/k.data" --stats --wide >"$T/k.txt" 2>&1
 	line=$(grep '^kernel samples:' "$T/k.txt")
 	if [ -e "/usr/lib/debug/boot/vmlinux-$(uname -r)" ]; then
 		grep -q 'data named: [1-9]' <<<"$line" &&

@@ -8,7 +8,7 @@ SYS=/sys/bus/event_source/devices
 ok() { echo "ok $1"; }
 nok() { echo "not ok $1"; shift; [ $# -gt 0 ] && printf '    %s\n' "$@"; }
 
-out=$("$H" check 2>&1)
+out=$("$H" check --wide 2>&1)	# one line per check: --wide keeps long details whole
 rc=$?
 if [ "$rc" -eq 0 ]; then ok "check exits 0"; else nok "check exits 0" "rc=$rc" "$out"; fi
 

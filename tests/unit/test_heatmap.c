@@ -282,12 +282,12 @@ static void test_heat_text_shows_fields_counts_and_writers(void **state)
 				  "/*     0     8 */"));
 	assert_non_null(strstr(s, "errors;"));
 	assert_non_null(strstr(s, "flags;"));
-	assert_non_null(strstr(s, "<-- 2 threads write this line"));
+	assert_non_null(strstr(s, "\t/* ^ 2 threads write this line */"));
 	/* errors: 0 loads, 2 stores, 1 thread, 2 conflicts, a full bar */
-	assert_non_null(strstr(s, "*/         0         2       1         2  ##########"));
+	assert_non_null(strstr(s, "*/      0      2       1         2  ##########"));
 	/* line 0 totals on its boundary row */
 	assert_non_null(strstr(s, "(0 bytes) --- */"));
-	assert_non_null(strstr(s, "2         5       2         4"));
+	assert_non_null(strstr(s, "2      5       2         4"));
 	assert_non_null(strstr(s, "/* padding: 4 */"));
 	free(s);
 }

@@ -49,7 +49,7 @@ setarch -R perf stat -x, -e "mem:$A/8:w:u" -e "mem:$A8/8:rw:u" -- $P $N $L \
 pw=$(awk -F, -v e="mem:$A" '$3 == e {print $1}' "$T/perf")
 prw=$(awk -F, -v e="mem:$A8" '$3 == e {print $1}' "$T/perf")
 
-"$H" check >"$T/check" 2>&1
+"$H" check --wide >"$T/check" 2>&1	# one line per check
 if [ "$pw" = 0 ] && [ "$prw" = 0 ]; then
 	# This machine delivers no debug-register trap (perf sees none either).
 	grep -q '^watch *no .*raised no trap' "$T/check" &&

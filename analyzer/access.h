@@ -32,6 +32,8 @@ struct hm_access {
 	const char *file;
 	int line;
 	uint8_t locked;			/* atomic (lock prefix, xchg, or PMU locked) */
+	uint8_t mapped;			/* the data address lies in a recorded mapping (perf
+					 * c2c's "No Page Map" counts the others) */
 };
 
 #endif

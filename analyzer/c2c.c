@@ -166,7 +166,7 @@ int hm_c2c_count(struct hm_c2c_stats *st, uint64_t data_src, uint64_t addr, int 
 
 int hm_c2c_add_access(struct hm_c2c_stats *st, const struct hm_access *a)
 {
-	int mapped = a->method != HM_M_UNKNOWN && a->method != HM_M_NOADDR;
+	int mapped = a->mapped;
 
 	return hm_c2c_count(st, a->s.data_src, a->s.addr, mapped);
 }

@@ -488,6 +488,7 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 	if (a->s.kernel && obj.method >= HM_M_GLOBAL && obj.method <= HM_M_HEAP)
 		r->st.kernel_named++;
 	a->method = obj.method;
+	a->mapped = (uint8_t)hm_data_sample_mapped(r->data, a->s.pid, a->s.ip, a->s.addr);
 	a->object = obj.object;
 	a->type = obj.type;
 	a->obj_base = obj.base;

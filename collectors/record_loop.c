@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "collectors/record_int.h"
+#include "collectors/topology.h"
 #include "collectors/target.h"
 #include "core/buildid.h"
 
@@ -201,6 +202,8 @@ static void kernel_build_id(struct hm_session *s, struct hm_perf_build_id *b)
 static int finish(struct hm_session *s, const struct hm_record_opts *o, struct hm_err *err)
 {
 	struct hm_perf_features f;
+	struct hm_perf_topology topo;
+	struct hm_arena topo_arena;
 	struct utsname u;
 	char model[256];
 	struct hm_perf_build_id *ids = calloc(s->files.len + 1, sizeof(*ids));
@@ -220,6 +223,9 @@ static int finish(struct hm_session *s, const struct hm_record_opts *o, struct h
 	f.cpudesc = cpu_model(model, sizeof(model));
 	f.cmdline = (const char **)o->cmdline;
 	f.nr_cmdline = (uint32_t)o->nr_cmdline;
+	hm_arena_init(&topo_arena);
+	hm_topology_read(&topo_arena, "", f.nr_cpus_avail, &topo);
+	f.topo = &topo;
 	for (size_t i = 0; i < s->files.cap; i++) {
 		const char *file = s->files.slots[i].key;
 
@@ -237,6 +243,7 @@ static int finish(struct hm_session *s, const struct hm_record_opts *o, struct h
 	f.nr_build_ids = n;
 	rc = hm_perfdata_finish(s->w, &f, err);
 	free(ids);
+	hm_arena_free(&topo_arena);
 	return rc;
 }
 

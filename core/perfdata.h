@@ -42,6 +42,8 @@ enum hm_perf_feat {
 	HM_PERF_FEAT_TOTAL_MEM = 10,
 	HM_PERF_FEAT_CMDLINE = 11,
 	HM_PERF_FEAT_EVENT_DESC = 12,
+	HM_PERF_FEAT_CPU_TOPOLOGY = 13,
+	HM_PERF_FEAT_NUMA_TOPOLOGY = 14,
 	HM_PERF_FEAT_BITS = 256,
 };
 
@@ -153,6 +155,24 @@ struct hm_perf_build_id {
 };
 
 /* Header features; a string is NULL and a number 0 when the file lacks that feature. */
+/* HEADER_CPU_TOPOLOGY and HEADER_NUMA_TOPOLOGY as perf writes them (third revision of the
+ * CPU one, with dies): perf c2c report refuses a file without them ("Failed setup
+ * nodes"). Per-CPU arrays have nr_cpus (the NRCPUS feature's nr_cpus_avail) entries. */
+struct hm_perf_numa_node {
+	uint32_t node;
+	uint64_t mem_total, mem_free;	/* kB */
+	const char *cpus;		/* "0-1" */
+};
+
+struct hm_perf_topology {
+	uint32_t nr_core_sibs, nr_thread_sibs, nr_die_sibs;
+	const char **core_sibs, **thread_sibs, **die_sibs;	/* distinct cpu lists */
+	uint32_t nr_cpus;
+	uint32_t *core_id, *socket_id, *die_id;
+	uint32_t nr_nodes;
+	struct hm_perf_numa_node *nodes;
+};
+
 struct hm_perf_features {
 	uint64_t present;		/* bit f set when feature f (< 64) was read */
 	const char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid;
@@ -162,6 +182,7 @@ struct hm_perf_features {
 	const char **cmdline;
 	uint32_t nr_build_ids;
 	struct hm_perf_build_id *build_ids;
+	const struct hm_perf_topology *topo;	/* written when set; not read back yet */
 };
 
 struct hm_perfdata_stats {

@@ -381,6 +381,43 @@ static int build_str(const char *s, struct hm_pbuf *b)
 	return 1;
 }
 
+static void build_str_list(struct hm_pbuf *b, const char *const *v, uint32_t n)
+{
+	hm_pbuf_u32(b, n);
+	for (uint32_t i = 0; i < n; i++)
+		hm_pbuf_str(b, v[i] ? v[i] : "");
+}
+
+static int build_cpu_topology(const struct hm_perf_topology *t, struct hm_pbuf *b)
+{
+	if (!t || !t->nr_cpus || !t->nr_core_sibs)
+		return 0;
+	build_str_list(b, t->core_sibs, t->nr_core_sibs);
+	build_str_list(b, t->thread_sibs, t->nr_thread_sibs);
+	for (uint32_t i = 0; i < t->nr_cpus; i++) {
+		hm_pbuf_u32(b, t->core_id[i]);
+		hm_pbuf_u32(b, t->socket_id[i]);
+	}
+	build_str_list(b, t->die_sibs, t->nr_die_sibs);
+	for (uint32_t i = 0; i < t->nr_cpus; i++)
+		hm_pbuf_u32(b, t->die_id[i]);
+	return 1;
+}
+
+static int build_numa_topology(const struct hm_perf_topology *t, struct hm_pbuf *b)
+{
+	if (!t || !t->nr_nodes)
+		return 0;
+	hm_pbuf_u32(b, t->nr_nodes);
+	for (uint32_t i = 0; i < t->nr_nodes; i++) {
+		hm_pbuf_u32(b, t->nodes[i].node);
+		hm_pbuf_u64(b, t->nodes[i].mem_total);
+		hm_pbuf_u64(b, t->nodes[i].mem_free);
+		hm_pbuf_str(b, t->nodes[i].cpus ? t->nodes[i].cpus : "");
+	}
+	return 1;
+}
+
 int hm_pd_feat_build(int f, const struct hm_perf_features *ft, const struct hm_perf_attr *attrs,
 		     uint32_t nr_attrs, uint32_t attr_size, struct hm_pbuf *b)
 {
@@ -414,6 +451,10 @@ int hm_pd_feat_build(int f, const struct hm_perf_features *ft, const struct hm_p
 			return 0;
 		hm_pbuf_u64(b, ft->total_mem);
 		return 1;
+	case HM_PERF_FEAT_CPU_TOPOLOGY:
+		return build_cpu_topology(ft->topo, b);
+	case HM_PERF_FEAT_NUMA_TOPOLOGY:
+		return build_numa_topology(ft->topo, b);
 	case HM_PERF_FEAT_CMDLINE:
 		if (!ft->nr_cmdline)
 			return 0;

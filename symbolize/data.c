@@ -424,6 +424,22 @@ static void images_build(struct data_proc *p)
 		hm_sort(p->images, n, sizeof(*p->images), cmp_image);
 }
 
+#define KERNEL_IMAGE_MAP 0xffffffff80000000ull	/* x86-64 __START_KERNEL_map */
+
+int hm_data_mapped(struct hm_data *d, uint32_t pid, uint64_t addr)
+{
+	if (!addr)
+		return 0;
+	if ((int64_t)addr < 0)
+		return addr >= KERNEL_IMAGE_MAP;
+	return data_map_at(data_proc_get(d, pid, 0), addr) != NULL;
+}
+
+int hm_data_sample_mapped(struct hm_data *d, uint32_t pid, uint64_t ip, uint64_t addr)
+{
+	return hm_data_mapped(d, pid, addr) && hm_data_mapped(d, pid, ip);
+}
+
 int data_image_holds(const struct data_image *img, uint64_t addr)
 {
 	for (size_t j = 0; j < img->mod->nr_loads; j++) {

@@ -84,6 +84,14 @@ struct hm_data_obj {
  * between results. -1 only for invalid arguments. */
 int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out);
 
+/* Whether addr lies in memory the recording mapped, as perf decides its "No Page Map"
+ * rejects: a user address inside one of pid's recorded mmaps; a kernel address inside
+ * the kernel's image-and-modules mapping (x86-64: from 0xffffffff80000000), not the
+ * direct map or vmalloc space, which perf has no map for. */
+int hm_data_mapped(struct hm_data *d, uint32_t pid, uint64_t addr);
+/* perf's whole rule: the data address mapped (as above) and the ip in a map too. */
+int hm_data_sample_mapped(struct hm_data *d, uint32_t pid, uint64_t ip, uint64_t addr);
+
 /* Counts of every hm_data_resolve call so far, for --stats. */
 struct hm_data_unresolved {
 	uint64_t ip;

@@ -149,9 +149,9 @@ static void test_c2c_unmapped_and_unparsable(void **state)
 	memset(&st, 0, sizeof(st));
 	acc.s.addr = 0x10;
 	acc.s.data_src = LOAD | DS(LVL, HIT) | DS(LVL, L1);
-	acc.method = HM_M_UNKNOWN;
+	acc.mapped = 0;
 	assert_int_equal(hm_c2c_add_access(&st, &acc), 0);
-	acc.method = HM_M_HEAP;
+	acc.mapped = 1;
 	assert_int_equal(hm_c2c_add_access(&st, &acc), 1);
 	assert_int_equal(st.nomap, 1);
 	assert_int_equal(st.ld_l1, 2);
@@ -256,8 +256,7 @@ static void fixture_read(const char *path, struct fixture *fx)
 	hm_perfdata_close(pd);
 	/* What a symbolizer following perf's rule would say: named, or not. */
 	for (size_t i = 0; i < fx->nr; i++)
-		fx->acc[i].method = perf_mapped(fx, &fx->acc[i], fx->mode[i]) ? HM_M_HEAP
-									     : HM_M_UNKNOWN;
+		fx->acc[i].mapped = (uint8_t)perf_mapped(fx, &fx->acc[i], fx->mode[i]);
 }
 
 static void fixture_free(struct fixture *fx)

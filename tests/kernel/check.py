@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""The kernel lab's assertions on what the guest brought back (tests/kernel/run.sh).
+
+Names, verdicts and counts, never speed: TCG has no cache model. The second tool is real
+perf: `perf script` over hitmap's own recordings (same file, perf's symbolization) and
+`perf report` over perf's own guest recordings. Prints `ok NAME` / `not ok NAME - why`,
+a table of the numbers per workload, and `N passed, N failed`.
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+WORKLOADS = {  # name: (setup step it needs, a kernel function prefix the workload must reach)
+    "xattr_list": (None, "simple_xattr_list"),
+    "create_unlink": (None, "shmem_"),
+    "orphan": ("ext4.setup", "ext4_orphan_"),
+    "pread_block": ("xfs.setup", "xfs_file_read_iter"),
+}
+PERCPU_LIMIT = 1 << 32  # a %gs:-relative offset, not a kernel-half address
+
+results = []
+
+
+def check(name, ok, why=""):
+    results.append(ok)
+    print(("ok " if ok else "not ok ") + name + ("" if ok or not why else " - " + why))
+    return ok
+
+
+def run(cmd, timeout=300):
+    t = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p, time.monotonic() - t
+
+
+def load_json(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def report_ok(tag, d, rc, err):
+    return check(tag, rc == 0 and d is not None and d.get("schema") == "hitmap.report/1"
+                 and "stats" in d and d["samples"]["total"] > 0,
+                 "exit %d, %s" % (rc, (err.strip().splitlines() or ["no JSON"])[-1][:160]))
+
+
+def sites(d):
+    """(ip, func) of every code site on every line."""
+    for line in d["lines"]:
+        for f in line["fields"]:
+            for s in f["sites"]:
+                yield int(s["ip"], 16), s["func"], line, f
+
+
+def perf_syms(data, vmlinux):
+    """ip -> symbol as perf names it, from perf script over the same file."""
+    p, _ = run(["perf", "script", "-i", data, "--vmlinux", vmlinux, "-F", "ip,sym"])
+    out = {}
+    for ln in p.stdout.splitlines():
+        parts = ln.split()
+        if len(parts) >= 2:
+            out[int(parts[0], 16)] = parts[1]
+    return out
+
+
+def perf_top(data, vmlinux, n):
+    p, _ = run(["perf", "report", "-i", data, "--vmlinux", vmlinux, "--stdio", "-q",
+                "--sort", "sym"])
+    top = []
+    for ln in p.stdout.splitlines():
+        m = re.match(r"\s*[\d.]+%\s+\[k\]\s+(\S+)", ln)
+        if m:
+            top.append(m.group(1))
+    return top[:n]
+
+
+def line_name(line):
+    f = max(line["fields"], key=lambda f: f["records"])
+    return "%s %s %s (%d)" % (line["addr"], f["field"], line["verdict"], line["records"])
+
+
+def numbers(tag, d, secs):
+    s = d["samples"]
+    named = 100.0 * s["resolved"] / s["with_addr"] if s["with_addr"] else 0.0
+    print("# %-28s samples %5d  with_addr %5d  named %5d (%4.1f%%)  report %.1f s" %
+          (tag, s["total"], s["with_addr"], s["resolved"], named, secs))
+    for line in d["lines"][:3]:
+        print("#     " + line_name(line))
+
+
+def check_workload(a, name, steps, guest_secs):
+    setup, func_prefix = WORKLOADS[name]
+    data = os.path.join(a.out, name + ".data")
+    needed = ([setup] if setup else []) + [name + ".record", name + ".guestreport",
+                                            name + ".perfrecord"]
+    bad = [s for s in needed if steps.get(s) != "0"]
+    if not check(name + ": guest steps exit 0", not bad,
+                 "; ".join("%s exit %s: %s" % (s, steps.get(s, "missing"),
+                                               tail(a.out, s)) for s in bad)):
+        return
+    p, secs = run([a.hitmap, "report", "-i", data, "--vmlinux", a.vmlinux, "--json", "--stats"])
+    host = load_json(p.stdout)
+    if not report_ok(name + ": host report (vmlinux) exits 0 with hitmap.report/1", host,
+                     p.returncode, p.stderr):
+        return
+    with open(os.path.join(a.out, name + ".guestreport.out")) as f:
+        guest = load_json(f.read())
+    report_ok(name + ": guest report (kcore+BTF) exits 0 with hitmap.report/1", guest,
+              0, "no JSON")
+    numbers(name + " host (vmlinux)", host, secs)
+    if guest:
+        numbers(name + " guest (kcore+BTF)", guest, guest_secs.get(name, -1))
+        check(name + ": guest and host read the same samples",
+              guest["samples"]["total"] == host["samples"]["total"],
+              "guest %d, host %d" % (guest["samples"]["total"], host["samples"]["total"]))
+
+    syms = perf_syms(data, a.vmlinux)
+    kernel = [ip for ip in syms if ip >= 1 << 63]
+    check(name + ": kernel samples recorded", len(kernel) > 0, "perf script sees none")
+    kaddr = [1 for line in host["lines"] if int(line["addr"], 16) >= 1 << 63]
+    check(name + ": kernel accesses with an address", len(kaddr) > 0, "no kernel-half line")
+    # Every code site hitmap names is the function perf names for the same ip.
+    wrong = collections.Counter()
+    for ip, func, _, _ in sites(host):
+        if ip >= 1 << 63 and func and ip in syms and syms[ip] != "[unknown]" and syms[ip] != func:
+            wrong["%s!=%s" % (func, syms[ip])] += 1
+    check(name + ": site functions agree with perf script", not wrong,
+          ", ".join("%s (%d)" % kv for kv in wrong.most_common(3)))
+    check(name + ": reaches %s* (perf script)" % func_prefix,
+          any(s.startswith(func_prefix) for s in syms.values()),
+          "no sample in a %s* function" % func_prefix)
+    named = {func for ip, func, _, _ in sites(host) if ip >= 1 << 63 and func}
+    check(name + ": hitmap names a site in %s*" % func_prefix,
+          any(f.startswith(func_prefix) for f in named),
+          "no access site named %s*" % func_prefix)
+    # perf's own recording of the same workload: its hottest kernel function is in ours.
+    # (thousands of samples each; the hottest function holds far more than one of them)
+    top = perf_top(os.path.join(a.out, name + ".perf.data"), a.vmlinux, 1)
+    check(name + ": perf record's hottest kernel function is in hitmap's recording",
+          top and top[0] in set(syms.values()), "perf top %s" % top)
+    check_kernel_items(name, host, data, a)
+
+
+def check_kernel_items(name, host, data, a):
+    """The kernel-path defects from issue 12, one assertion each."""
+    pv = [line_name(l) for l in host["lines"]
+          if (l["object"] or "").startswith("pv_ops") or
+          any(f["field"].startswith("paravirt_patch_template") for f in l["fields"])]
+    check(name + ": no line named after pv_ops (boot-patched calls)", not pv, "; ".join(pv[:2]))
+    shared = [line_name(l) for l in host["lines"]
+              if int(l["addr"], 16) < PERCPU_LIMIT and len(l["cpus"]) > 1 and
+              all(int(s["ip"], 16) >= 1 << 63 for f in l["fields"] for s in f["sites"])]
+    check(name + ": per-CPU data kept apart per CPU", not shared, "; ".join(shared[:2]))
+
+
+def check_other_build(a):
+    """A vmlinux of another build must not be used silently."""
+    data = os.path.join(a.out, "xattr_list.data")
+    p, _ = run([a.hitmap, "report", "-i", data, "--vmlinux", a.other_vmlinux, "--json"])
+    lines = p.stderr.strip().splitlines()
+    check("--vmlinux of another build: exit 2 and one line naming the build-id",
+          p.returncode == 2 and len(lines) == 1 and "build-id" in lines[0],
+          "exit %d, stderr %r" % (p.returncode, lines[:2]))
+
+
+def tail(out, step):
+    try:
+        with open(os.path.join(out, step + ".err")) as f:
+            return (f.read().strip().splitlines() or [""])[-1][:160]
+    except OSError:
+        return "no log"
+
+
+def read_pairs(path):
+    try:
+        with open(path) as f:
+            return dict(ln.split() for ln in f if len(ln.split()) == 2)
+    except OSError:
+        return {}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ("out", "hitmap", "vmlinux", "other-vmlinux", "debug-root", "kv"):
+        ap.add_argument("--" + opt, required=True)
+    a = ap.parse_args()
+    steps = read_pairs(os.path.join(a.out, "steps"))
+    guest_secs = {k: float(v) for k, v in read_pairs(
+        os.path.join(a.out, "guest_report_seconds")).items()}
+    check("guest booted and wrote its results", bool(steps), "no /out/steps on the disk")
+    for name in WORKLOADS:
+        check_workload(a, name, steps, guest_secs)
+    if steps:
+        check_other_build(a)
+    print("%d passed, %d failed" % (results.count(True), results.count(False)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,6 +12,7 @@ struct hm_recording {
 	size_t total;			/* accesses kept, every batch */
 	uint64_t lost;			/* LOST and LOST_SAMPLES records */
 	const char *warning;		/* the reader's warning (copied), or NULL */
+	const char *kernel_warning;	/* a forced --vmlinux of another build, or NULL */
 	struct hm_resolver *resolver;
 	struct hm_perfdata *pd;		/* kept open: features and attrs stay valid */
 	size_t batch;			/* hm_recording_stream: accesses per flush */

@@ -259,6 +259,11 @@ void hm_report_print_json(FILE *out, const struct hm_report_view *v)
 	hm_json_u64(&j, "resolved", l->resolved);
 	hm_json_u64(&j, "lost", v->lost);
 	hm_json_obj_end(&j);
+	if (v->warning) {
+		hm_json_arr_begin(&j, "warnings");
+		hm_json_str(&j, NULL, v->warning);
+		hm_json_arr_end(&j);
+	}
 	hm_json_arr_begin(&j, "lines");
 	for (size_t i = 0; i < n; i++)
 		line_obj(&j, l, &l->lines[i]);

@@ -24,6 +24,7 @@ struct hm_report_view {
 	enum hm_report_view_kind view;	/* text only: JSON always holds every section */
 	const struct hm_lines *lines;
 	const struct hm_splits *splits;	/* NULL: no splits section */
+	const char *warning;		/* what was forced (--force), or NULL; JSON "warnings" */
 };
 
 /* "lines", "fields", "sharing", "splits" -> kind; -1 when unknown. */

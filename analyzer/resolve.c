@@ -64,6 +64,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	co.kernel_release = o->osrelease;
 	co.kcore = o->kcore;
 	co.kallsyms = o->kallsyms;
+	co.force = o->force;
 	r->osrelease = o->osrelease ? hm_arena_strdup(&r->names, o->osrelease) : NULL;
 	r->kernel_btf = o->kernel_btf ? hm_arena_strdup(&r->names, o->kernel_btf) : NULL;
 	if (hm_code_open(&co, &r->code, err) || hm_decode_open(&r->dec, err) ||
@@ -101,6 +102,11 @@ void hm_resolver_features(struct hm_resolver *r, const struct hm_perf_features *
 		if (b->filename && b->size)
 			hm_code_add_build_id(r->code, b->filename, b->id, b->size);
 	}
+}
+
+int hm_resolver_verify(struct hm_resolver *r, const char **warning, struct hm_err *err)
+{
+	return hm_code_kernel_verify(r->code, warning, err);
 }
 
 void hm_resolver_track(struct hm_resolver *r, const struct hm_perf_event *ev)

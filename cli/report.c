@@ -31,7 +31,8 @@ static void report_usage(FILE *out)
 		"usage: hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap]\n"
 		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
 		"                     [--stats] [--vmlinux F] [--kcore F] [--sysroot D]\n"
-		"                     [--buildid-dir D] [--window US] [--batch N]\n\n"
+		"                     [--buildid-dir D] [--window US] [--batch N]\n"
+		"                     [--force]\n\n"
 		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
@@ -39,7 +40,9 @@ static void report_usage(FILE *out)
 		"  --type T       only accesses to objects of type T (or the global T)\n"
 		"  --html F       write a self-contained page with the hot types' heat maps\n"
 		"  --stats        how many samples got an address and an object, by method\n"
-		"  --vmlinux F    the recorded kernel's vmlinux (default: the -dbg package's)\n"
+		"  --vmlinux F    the recorded kernel's vmlinux (default: the -dbg package's);\n"
+		"                 one of another build (build-id) is refused: exit 2\n"
+		"  --force        use that --vmlinux anyway, with a warning (stderr, JSON)\n"
 		"  --kcore F      without a vmlinux, kernel code bytes from this core file of\n"
 		"                 the running kernel (default /proc/kcore, as root, when the\n"
 		"                 recorded kernel runs here); types from /sys/kernel/btf/vmlinux\n"
@@ -59,7 +62,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{"vmlinux", required_argument, NULL, 'k'}, {"kcore", required_argument, NULL, 'K'},
 		{"sysroot", required_argument, NULL, 'R'},
 		{"buildid-dir", required_argument, NULL, 'B'}, {"window", required_argument, NULL, 'w'},
-		{"batch", required_argument, NULL, 'b'},
+		{"batch", required_argument, NULL, 'b'}, {"force", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -93,6 +96,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 's': a->stats = 1; break;
 		case 'k': a->ro.vmlinux = optarg; break;
 		case 'K': a->ro.kcore = optarg; break;
+		case 'f': a->ro.force = 1; break;
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;
 		case 'w': a->window_ns = strtoull(optarg, &end, 0) * 1000; if (*end) return -1; break;
@@ -266,7 +270,7 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 			.input = a->input, .source = lines.source,
 			.lost = rec->lost, .top = a->top,
 			.view = (enum hm_report_view_kind)a->view, .lines = &lines,
-			.splits = &r->split_out,
+			.splits = &r->split_out, .warning = rec->kernel_warning,
 		};
 
 		if (a->json)
@@ -315,6 +319,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rec.warning)
 		fprintf(stderr, "hitmap report: warning: %s\n", rec.warning);
+	if (rec.kernel_warning)
+		fprintf(stderr, "hitmap report: warning: %s\n", rec.kernel_warning);
 	if (rec.lost)
 		fprintf(stderr, "hitmap report: %llu samples were lost while recording: the "
 				"numbers undercount; record with a larger -m or a lower -F\n",

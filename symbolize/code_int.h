@@ -127,6 +127,7 @@ struct hm_code {
 	char *debuginfo_path;
 	const char *vmlinux, *kallsyms, *release, *sysroot, *buildid_dir, *kcore;
 	int kallsyms_default;		/* reading this machine's /proc/kallsyms */
+	int force;			/* --force: use a vmlinux of another build */
 	int release_live;		/* release is this machine's (uname) */
 	int release_running;		/* release equals uname -r (given or not) */
 	struct hm_hash dso_keys;	/* "file" or "file\nbuild-id" -> struct code_dso */

@@ -168,6 +168,13 @@ def check_other_build(a):
     check("--vmlinux of another build: exit 2 and one line naming the build-id",
           p.returncode == 2 and len(lines) == 1 and "build-id" in lines[0],
           "exit %d, stderr %r" % (p.returncode, lines[:2]))
+    p, _ = run([a.hitmap, "report", "-i", data, "--vmlinux", a.other_vmlinux, "--json",
+                "--force"])
+    d = load_json(p.stdout) or {}
+    check("--vmlinux of another build with --force: exit 0, warning on stderr and in JSON",
+          p.returncode == 0 and "warning" in p.stderr and "build-id" in p.stderr and
+          any("build-id" in w for w in d.get("warnings", [])),
+          "exit %d, warnings %r" % (p.returncode, d.get("warnings")))
 
 
 def tail(out, step):

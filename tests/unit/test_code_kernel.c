@@ -1,4 +1,5 @@
 /* symbolize/code*.c, kernel side: the kallsyms fixture, /proc/kallsyms and a -dbg vmlinux. */
+#include "core/buildid.h"
 #include "code_util.h"
 
 static struct hm_code *open_kallsyms(const char *path)
@@ -103,6 +104,42 @@ static void test_open_rejects_missing_or_non_elf_vmlinux(void **state)
 	assert_int_equal(hm_code_open(&o, &c, &err), -1);
 }
 
+/* The named vmlinux is this test binary: its real build-id against a made-up one
+ * recorded for [kernel.kallsyms]. */
+static void test_vmlinux_of_other_build_refused_unless_forced(void **state)
+{
+	static const uint8_t other[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	uint8_t self[HM_BUILD_ID_MAX];
+	size_t n = hm_buildid_read("/proc/self/exe", self);
+	struct hm_code_opts o = {.vmlinux = "/proc/self/exe", .kernel_release = "6.1.0-57-x"};
+	const char *warning = "unset";
+	struct hm_code *c;
+	struct hm_err err = {0};
+
+	(void)state;
+	assert_true(n > 0);
+	assert_int_equal(hm_code_open(&o, &c, &err), 0);
+	assert_int_equal(hm_code_kernel_verify(c, &warning, &err), 0); /* nothing recorded */
+	hm_code_add_build_id(c, "[kernel.kallsyms]", other, sizeof(other));
+	assert_int_equal(hm_code_kernel_verify(c, &warning, &err), -1);
+	assert_int_equal(err.code, HM_EXIT_INPUT);
+	assert_non_null(strstr(err.msg, "0102030405060708090a"));
+	assert_non_null(strstr(err.msg, "--force"));
+	assert_non_null(strstr(err.msg, "vmlinux-6.1.0-57-x"));
+	hm_code_add_build_id(c, "[kernel.kallsyms]", self, n);
+	assert_int_equal(hm_code_kernel_verify(c, &warning, &err), 0);
+	assert_null(warning);
+	hm_code_close(c);
+
+	o.force = 1;
+	assert_int_equal(hm_code_open(&o, &c, &err), 0);
+	hm_code_add_build_id(c, "[kernel.kallsyms]", other, sizeof(other));
+	assert_int_equal(hm_code_kernel_verify(c, &warning, &err), 0);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "--force"));
+	hm_code_close(c);
+}
+
 static uint64_t kallsyms_addr(const char *path, const char *name)
 {
 	FILE *f = fopen(path, "r");
@@ -204,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_moved_by_recorded_kernel_map),
 		cmocka_unit_test(test_kallsyms_zero_addresses_hint_kptr_restrict),
 		cmocka_unit_test(test_open_rejects_missing_or_non_elf_vmlinux),
+		cmocka_unit_test(test_vmlinux_of_other_build_refused_unless_forced),
 		cmocka_unit_test(test_real_kallsyms_resolves_do_sys_openat2),
 		cmocka_unit_test(test_vmlinux_resolves_kernel_line),
 	};

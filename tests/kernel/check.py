@@ -59,14 +59,32 @@ def sites(d):
                 yield int(s["ip"], 16), s["func"], line, f
 
 
-def perf_syms(data, vmlinux):
-    """ip -> symbol as perf names it, from perf script over the same file."""
-    p, _ = run(["perf", "script", "-i", data, "--vmlinux", vmlinux, "-F", "ip,sym"])
-    out = {}
+def perf_syms(data, vmlinux, symfs):
+    """ip -> symbol as perf names it, and samples per symbol, from perf script over the
+    same file (modules from their files under symfs, the unpacked packages)."""
+    p, _ = run(["perf", "script", "-i", data, "--vmlinux", vmlinux, "--symfs", symfs,
+                "-F", "ip,sym"])
+    out, count = {}, collections.Counter()
     for ln in p.stdout.splitlines():
         parts = ln.split()
         if len(parts) >= 2:
             out[int(parts[0], 16)] = parts[1]
+            count[parts[1]] += 1
+    return out, count
+
+
+def noaddr_funcs(stats_text):
+    """--stats' "samples without a data address, by function": kernel name -> count."""
+    out, inside = {}, False
+    for ln in stats_text.splitlines():
+        if ln.startswith("samples without a data address"):
+            inside = True
+            continue
+        m = re.match(r"\s+(\d+)\s+\[k\]\s+(\S+)$", ln) if inside else None
+        if inside and not m and not re.match(r"\s+\d+\s", ln):
+            inside = False
+        if m:
+            out[m.group(2)] = int(m.group(1))
     return out
 
 
@@ -105,7 +123,8 @@ def check_workload(a, name, steps, guest_secs):
                  "; ".join("%s exit %s: %s" % (s, steps.get(s, "missing"),
                                                tail(a.out, s)) for s in bad)):
         return
-    p, secs = run([a.hitmap, "report", "-i", data, "--vmlinux", a.vmlinux, "--json", "--stats"])
+    p, secs = run([a.hitmap, "report", "-i", data, "--vmlinux", a.vmlinux, "--sysroot",
+                   a.debug_root, "--json", "--stats"])
     host = load_json(p.stdout)
     if not report_ok(name + ": host report (vmlinux) exits 0 with hitmap.report/1", host,
                      p.returncode, p.stderr):
@@ -121,7 +140,8 @@ def check_workload(a, name, steps, guest_secs):
               guest["samples"]["total"] == host["samples"]["total"],
               "guest %d, host %d" % (guest["samples"]["total"], host["samples"]["total"]))
 
-    syms = perf_syms(data, a.vmlinux)
+    syms, counts = perf_syms(data, a.vmlinux, a.debug_root)
+    noaddr = noaddr_funcs(p.stderr)
     kernel = [ip for ip in syms if ip >= 1 << 63]
     check(name + ": kernel samples recorded", len(kernel) > 0, "perf script sees none")
     kaddr = [1 for line in host["lines"] if int(line["addr"], 16) >= 1 << 63]
@@ -136,10 +156,16 @@ def check_workload(a, name, steps, guest_secs):
     check(name + ": reaches %s* (perf script)" % func_prefix,
           any(s.startswith(func_prefix) for s in syms.values()),
           "no sample in a %s* function" % func_prefix)
-    named = {func for ip, func, _, _ in sites(host) if ip >= 1 << 63 and func}
-    check(name + ": hitmap names a site in %s*" % func_prefix,
+    # Functions of the samples without an address (--stats, top 10) are perf's names,
+    # never more samples than perf counts for them.
+    over = ["%s %d > perf %d" % (f, n, counts[f]) for f, n in noaddr.items()
+            if f != "[unknown]" and n > counts[f]]
+    check(name + ": --stats functions are perf's, with at most perf's counts", not over,
+          ", ".join(over[:3]))
+    named = {func for ip, func, _, _ in sites(host) if ip >= 1 << 63 and func} | set(noaddr)
+    check(name + ": hitmap names %s* (sites or --stats)" % func_prefix,
           any(f.startswith(func_prefix) for f in named),
-          "no access site named %s*" % func_prefix)
+          "no access site or --stats function named %s*" % func_prefix)
     # perf's own recording of the same workload: its hottest kernel function is in ours.
     # (thousands of samples each; the hottest function holds far more than one of them)
     top = perf_top(os.path.join(a.out, name + ".perf.data"), a.vmlinux, 1)

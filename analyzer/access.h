@@ -32,6 +32,8 @@ struct hm_access {
 	const char *file;
 	int line;
 	uint8_t locked;			/* atomic (lock prefix, xchg, or PMU locked) */
+	uint8_t percpu;			/* kernel %gs: access: s.addr is the offset in every
+					 * CPU's per-CPU area, and s.cpu's copy was touched */
 };
 
 #endif

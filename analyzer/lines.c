@@ -87,9 +87,12 @@ static void ctab_free(struct ctab *t)
 
 /* --- grouping --- */
 
-/* User addresses belong to their process; the kernel half is one space for all. */
+/* User addresses belong to their process; the kernel half is one space for all; each
+ * CPU's per-CPU area is a space of its own (the same offset is another CPU's copy). */
 uint32_t hm_lines_space(const struct hm_access *x)
 {
+	if (x->percpu)
+		return HM_LINES_PERCPU_PID(x->s.cpu);
 	return (int64_t)x->s.addr < 0 ? HM_LINES_KERNEL_PID : x->s.pid;
 }
 

@@ -43,7 +43,6 @@ struct cent *hm_lines_ctab_get(struct ctab *t, uint64_t k1, uint64_t k2,
 			       const struct hm_access *x);
 void hm_lines_ctab_clear(struct ctab *t);
 int hm_lines_locked(const struct hm_access *x);
-uint32_t hm_lines_space(const struct hm_access *x);
 /* The table's entries into c->ents, by kind and row, then busiest first; how many. */
 size_t hm_lines_snapshot(struct ctx *c);
 struct hm_count *hm_lines_to_counts(struct hm_arena *a, const struct cent *e, size_t n,

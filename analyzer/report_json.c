@@ -138,10 +138,12 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 	hm_json_arr_end(j);
 	hm_json_str(j, "fix", ln->fix);
 	hm_json_str(j, "contention_kind", kind);
-	if (ln->pid == HM_LINES_KERNEL_PID)
+	if (ln->pid == HM_LINES_KERNEL_PID || HM_LINES_IS_PERCPU(ln->pid))
 		hm_json_null(j, "pid");
 	else
 		hm_json_u64(j, "pid", ln->pid);
+	if (HM_LINES_IS_PERCPU(ln->pid))
+		hm_json_u64(j, "percpu_cpu", HM_LINES_PERCPU_CPU(ln->pid));
 	hm_json_u64(j, "records", ln->records);
 	hm_json_u64(j, "loads", ln->loads);
 	hm_json_u64(j, "stores", ln->stores);

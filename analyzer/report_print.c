@@ -124,6 +124,15 @@ static void latency(FILE *out, const struct hm_line *ln)
 		fputs(" cycles\n", out);
 }
 
+/* "0xffff88810a3c4c00"; a per-CPU line is CPU N's copy of that %gs: offset. */
+static void line_addr(char *buf, size_t len, const struct hm_line *ln)
+{
+	if (HM_LINES_IS_PERCPU(ln->pid))
+		snprintf(buf, len, "cpu%u:0x%" PRIx64, HM_LINES_PERCPU_CPU(ln->pid), ln->addr);
+	else
+		snprintf(buf, len, "0x%" PRIx64, ln->addr);
+}
+
 static void lines_table(FILE *out, const struct hm_report_view *v)
 {
 	const struct hm_lines *l = v->lines;
@@ -148,7 +157,7 @@ static void lines_table(FILE *out, const struct hm_report_view *v)
 		const struct hm_line *ln = &l->lines[i];
 		char addr[32];
 
-		snprintf(addr, sizeof(addr), "0x%" PRIx64, ln->addr);
+		line_addr(addr, sizeof(addr), ln);
 		fprintf(out, "%5zu  %-18s  %-*s  %-13s %10" PRIu64 " %9" PRIu64 " %9" PRIu64
 			" %9" PRIu64 " %7u %4u\n", i + 1, addr, w, or_q(ln->object),
 			hm_verdict_name(ln->verdict), ln->contention, ln->records, ln->loads,
@@ -220,7 +229,8 @@ static void fields_table(FILE *out, const struct hm_report_view *v)
 		const struct hm_lfield *f = rows[i].f;
 		char at[48];
 
-		snprintf(at, sizeof(at), "0x%" PRIx64 "+0x%x", rows[i].ln->addr, f->offset);
+		line_addr(at, sizeof(at) - 8, rows[i].ln);
+		snprintf(at + strlen(at), 8, "+0x%x", f->offset);
 		fprintf(out, "%-*s  %10" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
 			"  %-22s %-13s  %s\n", w, f->field, f->contention, f->records, f->loads,
 			f->stores, at, hm_verdict_name(rows[i].ln->verdict),

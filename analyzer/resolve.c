@@ -29,6 +29,7 @@ struct hm_resolver {
 	const char *osrelease;		/* the recording's kernel release, or NULL */
 	const char *kernel_btf;		/* the option, or NULL */
 	int kernel_set;			/* hm_data_set_kernel done */
+	uint64_t kdisk_bias;		/* KASLR when kernel code is the vmlinux's bytes */
 	struct dent **dslots;		/* decode cache, open addressing */
 	size_t dcap, dlen;
 };
@@ -262,6 +263,17 @@ static const struct hm_memop *skid_operand(struct hm_resolver *r, struct hm_acce
 	return data_operand(in);
 }
 
+/* A kernel %gs: operand addresses the running CPU's per-CPU area: ea is an offset into
+ * it. The boot relocates rip-relative per-CPU references by minus the KASLR shift (they
+ * name offsets, not addresses), which the vmlinux's bytes lack: take that shift off. */
+static void percpu_offset(const struct hm_resolver *r, struct hm_access *a,
+			  const struct hm_memop *op, uint64_t *ea)
+{
+	a->percpu = 1;
+	if (op->base == HM_REG_RIP)
+		*ea -= r->kdisk_bias;
+}
+
 /* Timer: the instruction at ip has not run; its inputs are the sampled registers. */
 static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_event *ev,
 					 struct hm_access *a, struct hm_insn *in)
@@ -284,6 +296,8 @@ static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_
 			r->st.no_regs++;
 		return op;	/* the data symbolizer may still name it (TLS by offset) */
 	}
+	if (needs_seg && a->s.kernel && op->segment == HM_SEG_GS)
+		percpu_offset(r, a, op, &ea);
 	a->s.addr = ea;
 	return op;
 }
@@ -407,6 +421,7 @@ static void kernel_setup(struct hm_resolver *r)
 	r->kernel_set = 1;
 	running = r->osrelease && uname(&u) == 0 && !strcmp(u.release, r->osrelease);
 	if (hm_code_kernel_image(r->code, &img) == 0) {
+		r->kdisk_bias = img.vmlinux ? (uint64_t)img.bias : 0;
 		k.vmlinux = img.vmlinux;
 		k.bias = (uint64_t)img.bias;
 		k.kcore = img.kcore;

@@ -135,7 +135,7 @@ static size_t records(const struct hm_access *acc, size_t n, const struct hm_typ
 		    !x->s.addr || (k = piece_at(p, np, x->field_off % e->size)) < 0)
 			continue;
 		r[m++] = (struct rec){
-			.space = (int64_t)x->s.addr < 0 ? HM_LINES_KERNEL_PID : x->s.pid,
+			.space = hm_lines_space(x),
 			.base = x->obj_base, .elem = x->field_off / e->size, .piece = (uint32_t)k,
 			.thread = (uint64_t)x->s.pid << 32 | x->s.tid, .write = (uint8_t)hm_lines_writes(x),
 		};

@@ -17,7 +17,7 @@ struct oref {
 
 static uint32_t space_of(const struct hm_access *x)
 {
-	return (int64_t)x->s.addr < 0 ? HM_LINES_KERNEL_PID : x->s.pid;
+	return hm_lines_space(x);
 }
 
 static int cmp_oref(const void *x, const void *y)

@@ -30,6 +30,11 @@ for w in xattr_list create_unlink orphan pread_block; do
 	gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -static -pthread \
 		-o "$LAB/bin/$w" "$HERE/$w.c" || die "cannot build workload $w"
 done
+# The report's own ip -> function names, for comparing every kernel ip with perf's.
+gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I"$ROOT" \
+	$(pkg-config --cflags libdw libelf capstone libbpf) -o "$LAB/ksyms" "$HERE/ksyms.c" \
+	"$ROOT/build/libhitmap.a" $(pkg-config --libs libdw libelf capstone libbpf) -lpfm -lm ||
+	die "cannot build tests/kernel/ksyms.c"
 cat > "$LAB/lab.conf" <<CONF
 LAB_MODULES="$MODULES"
 LAB_SECONDS=$SECONDS_PER
@@ -52,7 +57,7 @@ if [ "${LAB_SKIP_BOOT:-0}" != 1 ]; then
 	tar xf "$LAB/out.img" -C "$OUT" 2>/dev/null ||
 		die "no recordings on the output disk; console: $(tail -3 "$LAB/serial.log" | tr '\n' '|')"
 fi
-python3 "$HERE/check.py" --out "$OUT" --hitmap "$HITMAP" \
+python3 "$HERE/check.py" --out "$OUT" --hitmap "$HITMAP" --ksyms "$LAB/ksyms" \
 	--vmlinux "$LAB/root/usr/lib/debug/boot/vmlinux-$KV" \
 	--other-vmlinux "$LAB/other/usr/lib/debug/boot/vmlinux-$KV_OTHER" \
 	--debug-root "$LAB/root" --kv "$KV"

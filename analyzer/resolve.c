@@ -290,6 +290,10 @@ static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_
 		r->st.not_memory++;
 		return NULL;
 	}
+	if (a->s.kernel && hm_code_kernel_patched(r->code, in->addr)) {
+		r->st.kernel_patched++;
+		return NULL;
+	}
 	apply_operand(a, in, op);
 	if (!regs->abi || hm_decode_ea(in, op, regs->mask, regs->regs, 0, 0, &ea, &needs_seg)) {
 		if (!needs_seg)

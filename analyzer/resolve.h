@@ -33,6 +33,8 @@ struct hm_resolve_stats {
 	uint64_t kernel;		/* samples in the kernel */
 	uint64_t kernel_no_code;	/* of those, code bytes unreadable (no vmlinux, no kcore) */
 	uint64_t kernel_named;		/* of those, data named (global to heap) */
+	uint64_t kernel_patched;	/* of those, in a paravirt site the boot rewrote (the
+					 * vmlinux's bytes there never ran): no data access */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,

@@ -75,6 +75,11 @@ struct code_alias {		/* every name of one kernel address, the chosen first */
 	const char *names[];
 };
 
+struct code_pvsite {		/* a paravirt call site the boot patches (code_kpatch.c) */
+	uint64_t addr;		/* vmlinux address */
+	uint8_t len;
+};
+
 struct code_kmod {		/* a module mapping from the recording */
 	uint64_t start, end;
 	const char *name;
@@ -124,6 +129,9 @@ struct code_kernel {
 	struct hm_map64 aliases; /* kallsyms address + 1 -> struct code_alias, if several */
 	const char *hint;	/* for kallsyms-only results */
 	const char *skipped;	/* a vmlinux found but not of the recorded kernel */
+	struct code_pvsite *pv;	/* .parainstructions of the vmlinux, by address */
+	size_t nr_pv;
+	int pv_loaded;
 };
 
 struct hm_code {

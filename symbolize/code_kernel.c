@@ -78,6 +78,7 @@ void code_kernel_free(struct hm_code *c)
 	code_kcore_close(&c->k.kcore);
 	free(c->k.ksyms);
 	free(c->k.mods);
+	free(c->k.pv);
 	hm_map64_free(&c->k.cache);
 	hm_map64_free(&c->k.aliases);
 }

@@ -145,7 +145,8 @@ def hitmap_syms(a, data):
 
 def line_name(line):
     f = max(line["fields"], key=lambda f: f["records"])
-    return "%s %s %s (%d)" % (line["addr"], f["field"], line["verdict"], line["records"])
+    where = ("cpu%d:" % line["percpu_cpu"] if "percpu_cpu" in line else "") + line["addr"]
+    return "%s %s %s (%d)" % (where, f["field"], line["verdict"], line["records"])
 
 
 def numbers(tag, d, secs):

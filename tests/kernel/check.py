@@ -239,10 +239,9 @@ def check_kernel_items(name, rep):
               if int(l["addr"], 16) < PERCPU_LIMIT and len(l["cpus"]) > 1 and
               all(int(s["ip"], 16) >= 1 << 63 for f in l["fields"] for s in f["sites"])]
     check(name + ": per-CPU data kept apart per CPU", not shared, "; ".join(shared[:2]))
-    if name.endswith("host"):
-        pc = {l["fields"][0]["field"] for l in rep["lines"] if "percpu_cpu" in l}
-        check(name + ": per-CPU variables named", "__preempt_count" in pc or "current_task" in pc,
-              "per-CPU lines: %s" % sorted(pc)[:4])
+    pc = {l["fields"][0]["field"] for l in rep["lines"] if "percpu_cpu" in l}
+    check(name + ": per-CPU variables named", "__preempt_count" in pc or "current_task" in pc,
+          "per-CPU lines: %s" % sorted(pc)[:4])
 
 
 def check_other_build(a):

@@ -99,7 +99,7 @@ int code_kmod_lookup(struct hm_code *c, struct code_kmod *m, uint64_t ip,
 	loc = code_dso_resolve(c, m->dso, m->text + off);
 	*out = *loc;
 	out->module = m->name;
-	if (out->func_start)
+	if (out->func)	/* func_start may be 0 here: .text can be laid out at 0 */
 		out->func_start = out->func_start - m->text + m->start;
 	return 0;
 }

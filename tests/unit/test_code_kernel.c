@@ -140,6 +140,50 @@ static void test_vmlinux_of_other_build_refused_unless_forced(void **state)
 	hm_code_close(c);
 }
 
+/* A module through its own ELF file: tests/data/code_prog.c compiled to a relocatable
+ * object stands in for the -dbg package's xfs.ko under SYSROOT/usr/lib/debug; the module
+ * map puts its .text at the map's start, as the kernel's loader does. */
+static void test_module_resolved_through_its_debug_file(void **state)
+{
+	static const uint8_t other[20] = {9, 9, 9};
+	const char *file = "/lib/modules/6.1.0-test/kernel/fs/hmmod.ko";
+	char ko[700], dir[600];
+	struct hm_code_opts o = {.vmlinux = "", .kallsyms = KALLSYMS,
+				 .kernel_release = "6.1.0-test", .sysroot = P.dir};
+	uint64_t start = 0xffffffffc0400000ull, off, size;
+	struct hm_code *c;
+	struct hm_code_loc loc;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/usr/lib/debug/lib/modules/6.1.0-test/kernel/fs", P.dir);
+	snprintf(ko, sizeof(ko), "%s/hmmod.ko", dir);
+	assert_int_equal(run("mkdir -p %s && gcc -O2 -g -c -o %s " SRC, dir, ko), 0);
+	off = elf_sym(ko, "hm_store", &size);	/* section-relative: hm_store is in .text */
+	assert_true(size > 1);
+
+	c = open_code(&o);
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, start, 0x10000, 0, file, NULL, 0), 0);
+	loc = lookup(c, 0, start + off + 1, 1);
+	assert_non_null(loc.func);
+	assert_string_equal(loc.func, "hm_store");
+	assert_int_equal(loc.func_start, start + off);
+	assert_string_equal(loc.module, "hmmod");
+	assert_non_null(loc.file);
+	assert_string_equal(base_name(loc.file), "code_prog.c");
+	assert_true(loc.line > 0);
+	assert_false(loc.flags & HM_CODE_KALLSYMS_ONLY);
+	hm_code_close(c);
+
+	/* Recorded with another build-id: the file is not used, the module is still named. */
+	c = open_code(&o);
+	hm_code_add_build_id(c, file, other, sizeof(other));
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, start, 0x10000, 0, file, NULL, 0), 0);
+	loc = lookup(c, 0, start + off + 1, 1);
+	assert_true(loc.flags & HM_CODE_KALLSYMS_ONLY);
+	assert_string_equal(loc.module, "hmmod");
+	hm_code_close(c);
+}
+
 static uint64_t kallsyms_addr(const char *path, const char *name)
 {
 	FILE *f = fopen(path, "r");
@@ -242,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_zero_addresses_hint_kptr_restrict),
 		cmocka_unit_test(test_open_rejects_missing_or_non_elf_vmlinux),
 		cmocka_unit_test(test_vmlinux_of_other_build_refused_unless_forced),
+		cmocka_unit_test(test_module_resolved_through_its_debug_file),
 		cmocka_unit_test(test_real_kallsyms_resolves_do_sys_openat2),
 		cmocka_unit_test(test_vmlinux_resolves_kernel_line),
 	};

@@ -59,11 +59,15 @@ static void pv_load(struct code_kernel *k)
 int hm_code_kernel_patched(struct hm_code *c, uint64_t ip)
 {
 	struct code_kernel *k = &c->k;
-	uint64_t vaddr = ip - (uint64_t)k->kaslr;
+	struct hm_code_kernel img;
+	uint64_t vaddr;
 	size_t lo = 0, hi;
 
-	if (!k->loaded || !k->vmlinux || !k->vmlinux->elf)
+	if (!k->loaded)
+		hm_code_kernel_image(c, &img);	/* finds the vmlinux (or kcore) once */
+	if (!k->vmlinux || !k->vmlinux->elf)
 		return 0;	/* no code read from a vmlinux: nothing decoded from its bytes */
+	vaddr = ip - (uint64_t)k->kaslr;
 	if (!k->pv_loaded)
 		pv_load(k);
 	hi = k->nr_pv;

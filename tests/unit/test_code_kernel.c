@@ -184,6 +184,39 @@ static void test_module_resolved_through_its_debug_file(void **state)
 	hm_code_close(c);
 }
 
+/* .parainstructions as the kernel's (struct paravirt_patch_site: instr, type, len,
+ * 16 bytes) in a program used as the vmlinux: ips inside the listed site are boot-patched
+ * code, the bytes after it are not. */
+static void test_paravirt_sites_from_parainstructions(void **state)
+{
+	char src[600], exe[600];
+	struct hm_code_opts o = {.kallsyms = KALLSYMS, .kernel_release = "6.1.0-test"};
+	struct hm_code *c;
+	uint64_t fn;
+	FILE *f;
+
+	(void)state;
+	snprintf(src, sizeof(src), "%s/pv.c", P.dir);
+	snprintf(exe, sizeof(exe), "%s/pv", P.dir);
+	assert_non_null(f = fopen(src, "w"));
+	fputs("struct site { void *instr; unsigned char type, len; };\n"
+	      "__attribute__((noinline)) void hm_pv_fn(void) { __asm__ volatile(\"nop\"); }\n"
+	      "__attribute__((section(\".parainstructions\"), used))\n"
+	      "static struct site s = { (void *)hm_pv_fn, 1, 6 };\n"
+	      "int main(void) { hm_pv_fn(); return 0; }\n", f);
+	fclose(f);
+	assert_int_equal(run("gcc -O2 -g -no-pie -o %s %s", exe, src), 0);
+	fn = elf_sym(exe, "hm_pv_fn", NULL);
+	assert_true(fn != 0);
+	o.vmlinux = exe;
+	c = open_code(&o);
+	assert_int_equal(hm_code_kernel_patched(c, fn), 1);
+	assert_int_equal(hm_code_kernel_patched(c, fn + 5), 1);
+	assert_int_equal(hm_code_kernel_patched(c, fn + 6), 0);
+	assert_int_equal(hm_code_kernel_patched(c, fn - 1), 0);
+	hm_code_close(c);
+}
+
 static uint64_t kallsyms_addr(const char *path, const char *name)
 {
 	FILE *f = fopen(path, "r");
@@ -287,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_open_rejects_missing_or_non_elf_vmlinux),
 		cmocka_unit_test(test_vmlinux_of_other_build_refused_unless_forced),
 		cmocka_unit_test(test_module_resolved_through_its_debug_file),
+		cmocka_unit_test(test_paravirt_sites_from_parainstructions),
 		cmocka_unit_test(test_real_kallsyms_resolves_do_sys_openat2),
 		cmocka_unit_test(test_vmlinux_resolves_kernel_line),
 	};

@@ -136,11 +136,12 @@ def aliases(a, b, vmlinux, debug_root):
 def hitmap_syms(a, data):
     """ip -> function as hitmap's report names it (tests/kernel/ksyms.c)."""
     p, _ = run([a.ksyms, data, a.vmlinux, a.debug_root])
-    out = {}
+    out, with_addr = {}, 0
     for ln in p.stdout.splitlines():
-        ip, name = ln.split(" ", 1)
+        ip, addr, name = ln.split(" ", 2)
         out[int(ip, 16)] = name
-    return out, p.returncode
+        with_addr += addr != "0"
+    return out, p.returncode, with_addr
 
 
 def line_name(line):
@@ -193,7 +194,21 @@ def check_workload(a, name, steps, guest_secs):
     check(name + ": kernel accesses with an address", len(kaddr) > 0, "no kernel-half line")
     # Every kernel ip, modules too: hitmap names the function perf names (or an alias of
     # it: another symbol of the same code, __x86_indirect_thunk_rcx in _array).
-    hsyms, hrc = hitmap_syms(a, data)
+    hsyms, hrc, kaddr_n = hitmap_syms(a, data)
+    kstats = re.search(r"kernel samples: (\d+), code bytes unreadable: \d+, data named: (\d+)",
+                       p.stderr)
+    if kstats:
+        print("# %-28s kernel samples %5s  with an address %5d  named %5s" %
+              (name + " host (vmlinux)", kstats.group(1), kaddr_n, kstats.group(2)))
+    try:
+        with open(os.path.join(a.out, name + ".guestreport.err")) as f:
+            g = re.search(r"kernel samples: (\d+), code bytes unreadable: (\d+), data named: "
+                          r"(\d+)", f.read())
+        if g:
+            print("# %-28s kernel samples %5s  code unreadable %5s  named %5s" %
+                  (name + " guest (kcore+BTF)", g.group(1), g.group(2), g.group(3)))
+    except OSError:
+        pass
     wrong, both = collections.Counter(), 0
     for ip, perf_name in syms.items():
         if ip < 1 << 63 or perf_name == "[unknown]" or ip not in hsyms:

@@ -1,7 +1,8 @@
-/* ksyms FILE VMLINUX [SYSROOT]: for every kernel sample of FILE, "IP FUNCTION" as
+/* ksyms FILE VMLINUX [SYSROOT]: for every kernel sample of FILE, "IP ADDR FUNCTION" as
  * `hitmap report` names the sample's code site (the same library calls: MMAP records,
  * then hm_resolver_sample), so that the lab can compare every kernel ip, modules too,
- * with the names `perf script` gives the same file. "[unknown]" where none. */
+ * with the names `perf script` gives the same file. ADDR: the data address (0: none);
+ * FUNCTION "[unknown]" where none. */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -25,7 +26,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < rec.n; i++)
 		if (rec.acc[i].s.kernel)
-			printf("%" PRIx64 " %s\n", rec.acc[i].s.ip,
+			printf("%" PRIx64 " %" PRIx64 " %s\n", rec.acc[i].s.ip, rec.acc[i].s.addr,
 			       rec.acc[i].func ? rec.acc[i].func : "[unknown]");
 	hm_recording_free(&rec);
 	return 0;

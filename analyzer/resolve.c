@@ -264,13 +264,16 @@ static const struct hm_memop *skid_operand(struct hm_resolver *r, struct hm_acce
 }
 
 /* A kernel %gs: operand addresses the running CPU's per-CPU area: ea is an offset into
- * it. The boot relocates rip-relative per-CPU references by minus the KASLR shift (they
- * name offsets, not addresses), which the vmlinux's bytes lack: take that shift off. */
+ * it. Where per-CPU data is linked at 0 (x86-64 6.1 does so) the boot relocates
+ * rip-relative per-CPU references by minus the KASLR shift (they name offsets, not
+ * addresses), which the vmlinux's bytes lack: take that shift off. Such an ea is below
+ * the kernel half; kernels that link per-CPU data among the image's data give the
+ * variable's KASLR-moved address, kernel half, which needs nothing. */
 static void percpu_offset(const struct hm_resolver *r, struct hm_access *a,
 			  const struct hm_memop *op, uint64_t *ea)
 {
 	a->percpu = 1;
-	if (op->base == HM_REG_RIP)
+	if (op->base == HM_REG_RIP && (int64_t)*ea >= 0)
 		*ea -= r->kdisk_bias;
 }
 

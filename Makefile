@@ -129,6 +129,13 @@ build-fuzz/fuzz/%_fuzz: tests/fuzz/%_fuzz.c $(LIB)
 
 -include $(FUZZ_BINS:=.d)
 
+# The kernel lab (tests/kernel/run.sh, docs/kernel.md): a Debian cloud kernel under QEMU
+# TCG, four workloads recorded with `hitmap record -k -a`, reported in the guest and on the
+# host; fetches what it needs into build-lab/ on first use. Not part of `make check`.
+.PHONY: lab
+lab: deps
+	@tests/kernel/run.sh
+
 install: $(BIN)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/hitmap
 

@@ -34,6 +34,8 @@ struct hm_access {
 	uint8_t locked;			/* atomic (lock prefix, xchg, or PMU locked) */
 	uint8_t mapped;			/* the data address lies in a recorded mapping (perf
 					 * c2c's "No Page Map" counts the others) */
+	uint8_t percpu;			/* kernel %gs: access: s.addr is the offset in every
+					 * CPU's per-CPU area, and s.cpu's copy was touched */
 };
 
 #endif

@@ -88,15 +88,18 @@ static void ctab_free(struct ctab *t)
 
 /* --- grouping --- */
 
-/* User addresses belong to their process; the kernel half is one space for all. A
+/* User addresses belong to their process; the kernel half is one space for all; each
+ * CPU's per-CPU area is a space of its own (the same offset is another CPU's copy). A
  * user-mode access at a kernel-half "address" is an offset from its thread pointer
  * (%fs:-8: a timer sample's static TLS, whose segment base perf does not sample): each
  * thread's block is its own space, so two threads' copies never share a line. */
 uint32_t hm_lines_space(const struct hm_access *x)
 {
+	if (x->percpu)
+		return HM_LINES_PERCPU_PID(x->s.cpu);
 	if ((int64_t)x->s.addr >= 0)
 		return x->s.pid;
-	return x->s.kernel ? HM_LINES_KERNEL_PID : HM_LINES_TLS_SPACE | (x->s.tid & ~HM_LINES_TLS_SPACE);
+	return x->s.kernel ? HM_LINES_KERNEL_PID : HM_LINES_TLS_SPACE | (x->s.tid & HM_LINES_TID_MASK);
 }
 
 static int cmp_time(const void *x, const void *y)

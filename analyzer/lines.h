@@ -18,8 +18,18 @@
 #define HM_LINES_MAX_PAIRS 8		/* field pairs kept per shared line */
 #define HM_LINES_KERNEL_PID UINT32_MAX	/* address space of kernel-half addresses */
 #define HM_LINES_TLS_SPACE 0x80000000u	/* | tid: one thread's TLS, by thread-pointer offset */
-#define HM_LINES_IS_TLS(space) ((space) != HM_LINES_KERNEL_PID && ((space) & HM_LINES_TLS_SPACE))
+#define HM_LINES_TID_MASK 0x003fffffu	/* pid_max is at most 2^22 */
+#define HM_LINES_IS_TLS(space) (((space) & ~HM_LINES_TID_MASK) == HM_LINES_TLS_SPACE)
+/* Address spaces of the per-CPU areas (hm_access.percpu): one per CPU, below the kernel's
+ * and above any pid (pid_max is at most 2^22). */
+#define HM_LINES_PERCPU_PID(cpu) (HM_LINES_KERNEL_PID - 1 - ((cpu) & 0xffff))
+#define HM_LINES_IS_PERCPU(pid) ((pid) < HM_LINES_KERNEL_PID && (pid) >= HM_LINES_KERNEL_PID - 0x10001)
+#define HM_LINES_PERCPU_CPU(pid) (HM_LINES_KERNEL_PID - 1 - (pid))
 #define HM_LINES_WINDOW_NS 100000	/* default timer conflict window: 100 us */
+
+/* The address space an access's line belongs to: its process for user addresses, the
+ * kernel's for kernel-half ones, its CPU's per-CPU area for %gs: offsets. */
+uint32_t hm_lines_space(const struct hm_access *x);
 
 /* A thread or a CPU and what it did. */
 struct hm_count {

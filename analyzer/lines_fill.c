@@ -302,7 +302,7 @@ const char *hm_lines_object(struct hm_arena *a, const struct hm_line *ln)
 	}
 	if (HM_LINES_IS_TLS(ln->pid))	/* one thread's copy */
 		return hm_arena_printf(a, "%s (thread %u)", names[0] ? names[0] : "tls",
-				       ln->pid & ~HM_LINES_TLS_SPACE);
+				       ln->pid & HM_LINES_TID_MASK);
 	if (n <= 1)
 		return names[0];
 	if (n == 2)

@@ -275,7 +275,8 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 	hm_resolver_features(rec->resolver, hm_perfdata_features(rec->pd));
 	if (!stream && hm_recording_maps(path, track_map, rec->resolver, &(struct hm_err){0}) < 0)
 		stream = 1;	/* the sample pass reports what is wrong with the file */
-	if (read_samples(rec, stream, keep, ctx, err))
+	if (hm_resolver_verify(rec->resolver, &rec->kernel_warning, err) ||
+	    read_samples(rec, stream, keep, ctx, err))
 		return -1;
 	ps = hm_perfdata_stats(rec->pd);
 	rec->lost = ps->lost + ps->lost_samples;

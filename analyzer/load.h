@@ -14,6 +14,7 @@ struct hm_recording {
 	uint64_t unknown_id;		/* samples of ids no attr has: skipped */
 	const char *warning;		/* what was skipped, one line (in warn), or NULL */
 	char warn[1024];
+	const char *kernel_warning;	/* a forced --vmlinux of another build, or NULL */
 	struct hm_resolver *resolver;
 	struct hm_perfdata *pd;		/* kept open: features and attrs stay valid */
 	size_t batch;			/* hm_recording_stream: accesses per flush */

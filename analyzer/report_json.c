@@ -159,14 +159,16 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 		hm_json_obj_end(j);
 	}
 	hm_json_str(j, "contention_kind", kind);
-	if (ln->pid == HM_LINES_KERNEL_PID) {
+	if (ln->pid == HM_LINES_KERNEL_PID || HM_LINES_IS_PERCPU(ln->pid)) {
 		hm_json_null(j, "pid");
 	} else if (HM_LINES_IS_TLS(ln->pid)) {
 		hm_json_u64(j, "pid", ln->nr_threads ? ln->threads[0].pid : 0);
-		hm_json_u64(j, "tls_thread", ln->pid & ~HM_LINES_TLS_SPACE);
+		hm_json_u64(j, "tls_thread", ln->pid & HM_LINES_TID_MASK);
 	} else {
 		hm_json_u64(j, "pid", ln->pid);
 	}
+	if (HM_LINES_IS_PERCPU(ln->pid))
+		hm_json_u64(j, "percpu_cpu", HM_LINES_PERCPU_CPU(ln->pid));
 	hm_json_u64(j, "records", ln->records);
 	hm_json_u64(j, "loads", ln->loads);
 	hm_json_u64(j, "stores", ln->stores);
@@ -284,6 +286,11 @@ void hm_report_print_json(FILE *out, const struct hm_report_view *v)
 	hm_json_u64(&j, "resolved", l->resolved);
 	hm_json_u64(&j, "lost", v->lost);
 	hm_json_obj_end(&j);
+	if (v->warning) {
+		hm_json_arr_begin(&j, "warnings");
+		hm_json_str(&j, NULL, v->warning);
+		hm_json_arr_end(&j);
+	}
 	hm_json_arr_begin(&j, "lines");
 	for (size_t i = 0; i < n; i++)
 		line_obj(&j, l, &l->lines[i]);

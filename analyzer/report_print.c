@@ -112,10 +112,13 @@ static const char *site_list(char *buf, size_t len, const struct hm_lfield *f)
 	return buf;
 }
 
-/* A line's address; one thread's TLS line by its offset from the thread pointer. */
+/* "0xffff88810a3c4c00"; a per-CPU line is CPU N's copy of that %gs: offset; one
+ * thread's TLS line is named by its offset from the thread pointer. */
 static void line_addr(char *buf, size_t len, const struct hm_line *ln)
 {
-	if (HM_LINES_IS_TLS(ln->pid))
+	if (HM_LINES_IS_PERCPU(ln->pid))
+		snprintf(buf, len, "cpu%u:0x%" PRIx64, HM_LINES_PERCPU_CPU(ln->pid), ln->addr);
+	else if (HM_LINES_IS_TLS(ln->pid))
 		snprintf(buf, len, "%%fs-0x%" PRIx64, -ln->addr);
 	else
 		snprintf(buf, len, "0x%" PRIx64, ln->addr);
@@ -239,7 +242,8 @@ static void fields_table(FILE *out, const struct hm_report_view *v)
 		const struct hm_lfield *f = rows[i].f;
 		char at[48];
 
-		snprintf(at, sizeof(at), "0x%" PRIx64 "+0x%x", rows[i].ln->addr, f->offset);
+		line_addr(at, sizeof(at) - 8, rows[i].ln);
+		snprintf(at + strlen(at), 8, "+0x%x", f->offset);
 		fprintf(out, "%-*s  %10" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
 			"  %-22s %-13s  %s\n", w, f->field, f->contention, f->records, f->loads,
 			f->stores, at, hm_verdict_name(rows[i].ln->verdict),

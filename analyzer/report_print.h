@@ -27,6 +27,7 @@ struct hm_report_view {
 	const struct hm_splits *splits;	/* NULL: no splits section */
 	const struct hm_heat *const *heat;	/* JSON: the "heatmap" array (--view heatmap) */
 	size_t nr_heat;
+	const char *warning;		/* what was forced (--force), or NULL; JSON "warnings" */
 };
 
 /* "lines", "fields", "sharing", "splits" -> kind; -1 when unknown. */

@@ -32,6 +32,7 @@ struct hm_resolver {
 	const char *osrelease;		/* the recording's kernel release, or NULL */
 	const char *kernel_btf;		/* the option, or NULL */
 	int kernel_set;			/* hm_data_set_kernel done */
+	uint64_t kdisk_bias;		/* KASLR when kernel code is the vmlinux's bytes */
 	struct dent **dslots;		/* decode cache, open addressing */
 	size_t dcap, dlen;
 };
@@ -69,6 +70,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	co.kernel_release = o->osrelease;
 	co.kcore = o->kcore;
 	co.kallsyms = o->kallsyms;
+	co.force = o->force;
 	r->osrelease = o->osrelease ? hm_arena_strdup(&r->names, o->osrelease) : NULL;
 	r->kernel_btf = o->kernel_btf ? hm_arena_strdup(&r->names, o->kernel_btf) : NULL;
 	if (hm_code_open(&co, &r->code, err) || hm_decode_open(&r->dec, err) ||
@@ -108,6 +110,11 @@ void hm_resolver_features(struct hm_resolver *r, const struct hm_perf_features *
 		if (b->filename && b->size)
 			hm_code_add_build_id(r->code, b->filename, b->id, b->size);
 	}
+}
+
+int hm_resolver_verify(struct hm_resolver *r, const char **warning, struct hm_err *err)
+{
+	return hm_code_kernel_verify(r->code, warning, err);
 }
 
 void hm_resolver_track(struct hm_resolver *r, const struct hm_perf_event *ev)
@@ -263,6 +270,20 @@ static const struct hm_memop *skid_operand(struct hm_resolver *r, struct hm_acce
 	return data_operand(in);
 }
 
+/* A kernel %gs: operand addresses the running CPU's per-CPU area: ea is an offset into
+ * it. Where per-CPU data is linked at 0 (x86-64 6.1 does so) the boot relocates
+ * rip-relative per-CPU references by minus the KASLR shift (they name offsets, not
+ * addresses), which the vmlinux's bytes lack: take that shift off. Such an ea is below
+ * the kernel half; kernels that link per-CPU data among the image's data give the
+ * variable's KASLR-moved address, kernel half, which needs nothing. */
+static void percpu_offset(const struct hm_resolver *r, struct hm_access *a,
+			  const struct hm_memop *op, uint64_t *ea)
+{
+	a->percpu = 1;
+	if (op->base == HM_REG_RIP && (int64_t)*ea >= 0)
+		*ea -= r->kdisk_bias;
+}
+
 /* Timer: the instruction at ip has not run; its inputs are the sampled registers. */
 static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_event *ev,
 					 struct hm_access *a, struct hm_insn *in)
@@ -279,12 +300,18 @@ static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_
 		r->st.not_memory++;
 		return NULL;
 	}
+	if (a->s.kernel && hm_code_kernel_patched(r->code, in->addr)) {
+		r->st.kernel_patched++;
+		return NULL;
+	}
 	apply_operand(a, in, op);
 	if (!regs->abi || hm_decode_ea(in, op, regs->mask, regs->regs, 0, 0, &ea, &needs_seg)) {
 		if (!needs_seg)
 			r->st.no_regs++;
 		return op;	/* the data symbolizer may still name it (TLS by offset) */
 	}
+	if (needs_seg && a->s.kernel && op->segment == HM_SEG_GS)
+		percpu_offset(r, a, op, &ea);
 	a->s.addr = ea;
 	return op;
 }
@@ -451,6 +478,7 @@ static void kernel_setup(struct hm_resolver *r)
 	r->kernel_set = 1;
 	running = r->osrelease && uname(&u) == 0 && !strcmp(u.release, r->osrelease);
 	if (hm_code_kernel_image(r->code, &img) == 0) {
+		r->kdisk_bias = img.vmlinux ? (uint64_t)img.bias : 0;
 		k.vmlinux = img.vmlinux;
 		k.bias = (uint64_t)img.bias;
 		k.kcore = img.kcore;

@@ -19,6 +19,7 @@ struct hm_resolve_opts {
 	const char *kallsyms;		/* NULL: /proc/kallsyms */
 	const char *kernel_btf;		/* raw BTF of the recorded kernel; NULL:
 					 * /sys/kernel/btf/vmlinux when it runs here */
+	int force;			/* use a vmlinux of another build (hm_code_opts) */
 };
 
 /* Why a sample has no data address, for --stats. */
@@ -35,6 +36,8 @@ struct hm_resolve_stats {
 	uint64_t unreadable;		/* in a mapped file that could not be opened */
 	uint64_t unreadable_files;	/* how many such files */
 	const char *unreadable_hint;	/* the first one's: its path, why, and the fix */
+	uint64_t kernel_patched;	/* of those, in a paravirt site the boot rewrote (the
+					 * vmlinux's bytes there never ran): no data access */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
@@ -42,6 +45,9 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 void hm_resolver_close(struct hm_resolver *r);
 /* The recording's build-id table, before the first sample. */
 void hm_resolver_features(struct hm_resolver *r, const struct hm_perf_features *f);
+/* After the build-ids and maps: a --vmlinux of another build is an error unless forced
+ * (hm_code_kernel_verify). */
+int hm_resolver_verify(struct hm_resolver *r, const char **warning, struct hm_err *err);
 /* MMAP/MMAP2 records: the address spaces that code and data lookups use. */
 void hm_resolver_track(struct hm_resolver *r, const struct hm_perf_event *ev);
 /* Fills *out from a SAMPLE event; strings live as long as r. */

@@ -44,6 +44,9 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 		fprintf(out, "kernel samples: %llu, code bytes unreadable: %llu, data named: %llu\n",
 			(unsigned long long)rs->kernel, (unsigned long long)rs->kernel_no_code,
 			(unsigned long long)rs->kernel_named);
+		if (rs->kernel_patched)
+			fprintf(out, "  in paravirt call sites the boot rewrote (not decoded from the "
+				"vmlinux): %llu\n", (unsigned long long)rs->kernel_patched);
 		if (ds.kernel_hint)
 			fprintf(out, "  %s\n", ds.kernel_hint);
 	}

@@ -398,7 +398,7 @@ static void json_line(struct hm_json *j, const struct hm_line *ln, const char *k
 {
 	hm_json_obj_begin(j, NULL);
 	hm_json_hex(j, "addr", ln->addr);
-	if (ln->pid == HM_LINES_KERNEL_PID || HM_LINES_IS_TLS(ln->pid))
+	if (ln->pid == HM_LINES_KERNEL_PID || HM_LINES_IS_TLS(ln->pid) || HM_LINES_IS_PERCPU(ln->pid))
 		hm_json_null(j, "pid");
 	else
 		hm_json_u64(j, "pid", ln->pid);

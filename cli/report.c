@@ -32,7 +32,8 @@ static void report_usage(FILE *out)
 		"usage: hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap]\n"
 		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
 		"                     [--stats] [--vmlinux F] [--kcore F] [--sysroot D]\n"
-		"                     [--buildid-dir D] [--window US] [--batch N] [--wide]\n\n"
+		"                     [--buildid-dir D] [--window US] [--batch N] [--wide]\n"
+		"                     [--force]\n\n"
 		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
@@ -43,7 +44,9 @@ static void report_usage(FILE *out)
 		"  --json         hitmap.report/1 (with --view heatmap, plus \"heatmap\")\n"
 		"  --wide         text lines as long as they come (default: wrapped at 120)\n"
 		"  --stats        how many samples got an address and an object, by method\n"
-		"  --vmlinux F    the recorded kernel's vmlinux (default: the -dbg package's)\n"
+		"  --vmlinux F    the recorded kernel's vmlinux (default: the -dbg package's);\n"
+		"                 one of another build (build-id) is refused: exit 2\n"
+		"  --force        use that --vmlinux anyway, with a warning (stderr, JSON)\n"
 		"  --kcore F      without a vmlinux, kernel code bytes from this core file of\n"
 		"                 the running kernel (default /proc/kcore, as root, when the\n"
 		"                 recorded kernel runs here); types from /sys/kernel/btf/vmlinux\n"
@@ -64,6 +67,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{"sysroot", required_argument, NULL, 'R'},
 		{"buildid-dir", required_argument, NULL, 'B'}, {"window", required_argument, NULL, 'w'},
 		{"batch", required_argument, NULL, 'b'}, {"wide", no_argument, NULL, 'W'},
+		{"force", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	uint64_t v;
@@ -97,6 +101,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 's': a->stats = 1; break;
 		case 'k': a->ro.vmlinux = optarg; break;
 		case 'K': a->ro.kcore = optarg; break;
+		case 'f': a->ro.force = 1; break;
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;
 		case 'w': if (cli_window("report", optarg, &a->window_ns)) return -1; break;
@@ -305,6 +310,7 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 		r->cand[k].acc = NULL;
 	}
 	v.source = lines.source;
+	v.warning = rec->kernel_warning;
 	if ((a->heatmap || a->html) && (rc = pick_heat(a, r, hp, &nh)))
 		return rc;
 	if (a->html) {
@@ -366,6 +372,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rec.warning)
 		cli_err("report", 0, "warning: %s", rec.warning);
+	if (rec.kernel_warning)
+		cli_err("report", 0, "warning: %s", rec.kernel_warning);
 	if (rec.lost)
 		cli_err("report", 0, "%s: %llu %s lost while recording: the numbers undercount; "
 			"record with a larger -m or a lower -F", a.input, (unsigned long long)rec.lost,

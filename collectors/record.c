@@ -184,7 +184,7 @@ static int create_output(struct hm_session *s, const struct hm_record_opts *o, p
 	}
 	if (hm_perfdata_create(o->output, pa, (uint32_t)s->nr_events, 0, &s->w, err))
 		return -1;
-	if (o->kernel && hm_synth_kernel(s->w, err))
+	if (o->kernel && hm_synth_kernel(s->w, hm_session_note_file, s, err))
 		return -1;
 	if (o->system_wide)
 		return hm_synth_all(s->w, hm_session_note_file, s, err);

@@ -231,7 +231,9 @@ static int finish(struct hm_session *s, const struct hm_record_opts *o, struct h
 
 		if (file && (ids[n].size = (uint8_t)hm_buildid_read(file, ids[n].id))) {
 			ids[n].pid = -1;
-			ids[n].misc = PERF_RECORD_MISC_USER;
+			/* module files (synth.c) are kernel code, as perf marks them */
+			ids[n].misc = strncmp(file, "/lib/modules/", 13) ? PERF_RECORD_MISC_USER
+									 : PERF_RECORD_MISC_KERNEL;
 			ids[n++].filename = file;
 		}
 	}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 
 static int synth_comm(struct hm_perfdata_writer *w, pid_t pid, pid_t tid, struct hm_err *err)
 {
@@ -124,7 +125,111 @@ int hm_synth_all(struct hm_perfdata_writer *w, hm_synth_note_fn note, void *ctx,
 	return rc;
 }
 
-int hm_synth_kernel(struct hm_perfdata_writer *w, struct hm_err *err)
+/* The kernel's module names use '_' where the file may have '-' (snd-hda-intel.ko). */
+static int module_file_is(const char *base, const char *mod)
+{
+	for (; *base && *mod; base++, mod++)
+		if (*base != *mod && !(*base == '-' && *mod == '_'))
+			return 0;
+	return !*mod && (!strcmp(base, ".ko") || !strncmp(base, ".ko.", 4));
+}
+
+struct kmod {
+	char name[64];
+	unsigned long long addr, size;
+	char *path;		/* malloc'd, or NULL while not found */
+};
+
+/* Walks dir (depth-bounded) and gives each module its file. */
+static void module_paths(const char *dir, int depth, struct kmod *m, size_t n)
+{
+	DIR *d = depth < 8 ? opendir(dir) : NULL;
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char path[4096];
+
+		if (de->d_name[0] == '.' ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		if (de->d_type == DT_DIR) {
+			module_paths(path, depth + 1, m, n);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (!m[i].path && module_file_is(de->d_name, m[i].name))
+				m[i].path = strdup(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+static size_t modules_read(struct kmod **out)
+{
+	FILE *f = fopen("/proc/modules", "r");
+	char line[4096];
+	struct kmod *m = NULL;
+	size_t n = 0, cap = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		struct kmod k = {0};
+
+		/* "xfs 1970176 0 - Live 0xffffffffc0366000": address 0 when kptr_restrict */
+		if (sscanf(line, "%63s %llu %*s %*s %*s %llx", k.name, &k.size, &k.addr) != 3 ||
+		    !k.addr)
+			continue;
+		if (n == cap) {
+			struct kmod *g = realloc(m, (cap = cap ? 2 * cap : 64) * sizeof(*m));
+
+			if (!g)
+				break;
+			m = g;
+		}
+		m[n++] = k;
+	}
+	if (f)
+		fclose(f);
+	*out = m;
+	return n;
+}
+
+static int synth_modules(struct hm_perfdata_writer *w, hm_synth_note_fn note, void *ctx,
+			 struct hm_err *err)
+{
+	struct kmod *m;
+	size_t n = modules_read(&m);
+	struct utsname u;
+	char dir[512], bracket[80];
+	int rc = 0;
+
+	if (n && uname(&u) == 0) {
+		snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
+		module_paths(dir, 0, m, n);
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct hm_perf_event ev;
+
+		/* perf's module maps: pid -1, the core image's start and size, pgoff 0 */
+		memset(&ev, 0, sizeof(ev));
+		ev.type = PERF_RECORD_MMAP;
+		ev.misc = PERF_RECORD_MISC_KERNEL;
+		ev.mmap.pid = ev.mmap.tid = (uint32_t)-1;
+		ev.mmap.start = m[i].addr;
+		ev.mmap.len = m[i].size;
+		snprintf(bracket, sizeof(bracket), "[%s]", m[i].name);
+		ev.mmap.filename = m[i].path ? m[i].path : bracket;
+		rc = hm_perfdata_write(w, &ev, err);
+		if (note && m[i].path)
+			note(ctx, m[i].path);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(m[i].path);
+	free(m);
+	return rc;
+}
+
+int hm_synth_kernel(struct hm_perfdata_writer *w, hm_synth_note_fn note, void *ctx,
+		    struct hm_err *err)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512], name[256], type;
@@ -149,5 +254,5 @@ int hm_synth_kernel(struct hm_perfdata_writer *w, struct hm_err *err)
 	ev.mmap.len = ~0ULL - text;
 	ev.mmap.pgoff = text;
 	ev.mmap.filename = "[kernel.kallsyms]_text";
-	return hm_perfdata_write(w, &ev, err);
+	return hm_perfdata_write(w, &ev, err) ? -1 : synth_modules(w, note, ctx, err);
 }

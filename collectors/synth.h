@@ -16,7 +16,10 @@ int hm_synth_process(struct hm_perfdata_writer *w, pid_t pid, hm_synth_note_fn n
 /* Every process in /proc (for -a); processes that exit meanwhile are skipped. */
 int hm_synth_all(struct hm_perfdata_writer *w, hm_synth_note_fn note, void *ctx,
 		 struct hm_err *err);
-/* MMAP of [kernel.kallsyms]_text at _text from /proc/kallsyms (pid -1, as perf). */
-int hm_synth_kernel(struct hm_perfdata_writer *w, struct hm_err *err);
+/* MMAP of [kernel.kallsyms]_text at _text from /proc/kallsyms (pid -1, as perf), then one
+ * MMAP per loaded module from /proc/modules, named by its file under /lib/modules/RELEASE
+ * ("[name]" when none is found; note gets the path, for its build-id). */
+int hm_synth_kernel(struct hm_perfdata_writer *w, hm_synth_note_fn note, void *ctx,
+		    struct hm_err *err);
 
 #endif

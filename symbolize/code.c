@@ -65,6 +65,7 @@ int hm_code_open(const struct hm_code_opts *o, struct hm_code **out, struct hm_e
 	hm_map64_init(&c->k.cache);
 	hm_map64_init(&c->k.aliases);
 	c->vmlinux = opt_dup(&c->arena, o->vmlinux);
+	c->force = o->force;
 	c->kallsyms = hm_arena_strdup(&c->arena, o->kallsyms ? o->kallsyms : "/proc/kallsyms");
 	c->kallsyms_default = !o->kallsyms;
 	c->release = opt_dup(&c->arena, o->kernel_release);

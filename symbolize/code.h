@@ -22,6 +22,7 @@ struct hm_code_opts {
 				 * of the running kernel's memory, read at its runtime addresses.
 				 * NULL: /proc/kcore when the recorded kernel is the running one
 				 * (release, build-id); "": never */
+	int force;		/* use a vmlinux whose build-id is not the recorded kernel's */
 };
 
 enum hm_code_flags {
@@ -95,6 +96,15 @@ struct hm_code_kernel {
 	const char *why;	/* neither: what is missing (no vmlinux of the recorded kernel,
 				 * one of another build, kcore unreadable) and the fix */
 };
+/* A named vmlinux (opts.vmlinux) of another build than the recorded kernel (build-ids
+ * differ, or the file has none) is an error: -1 with err (HM_EXIT_INPUT). With opts.force
+ * it is used anyway: 0 and *warning says what was forced (else NULL). Call once the
+ * recording's build-ids are in (hm_code_add_build_id, hm_code_add_map). */
+int hm_code_kernel_verify(struct hm_code *c, const char **warning, struct hm_err *err);
+/* 1 when ip (runtime) is in a paravirt call site that the boot rewrote while the kernel's
+ * code is read from the vmlinux's bytes: what decodes there (`call *pv_ops+N`) never ran,
+ * so it is no data access. 0 otherwise, and always with kcore's live code. */
+int hm_code_kernel_patched(struct hm_code *c, uint64_t ip);
 /* Returns 0 when out->vmlinux or out->kcore is set, else -1 with out->why. */
 int hm_code_kernel_image(struct hm_code *c, struct hm_code_kernel *out);
 

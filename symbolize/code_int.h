@@ -75,9 +75,19 @@ struct code_alias {		/* every name of one kernel address, the chosen first */
 	const char *names[];
 };
 
+struct code_pvsite {		/* a paravirt call site the boot patches (code_kpatch.c) */
+	uint64_t addr;		/* vmlinux address */
+	uint8_t len;
+};
+
 struct code_kmod {		/* a module mapping from the recording */
 	uint64_t start, end;
 	const char *name;
+	const char *file;	/* the recorded path ("/lib/modules/.../xfs.ko"), or NULL */
+	int loaded;		/* its ELF file searched (code_kmod.c) */
+	struct code_dso *dso;	/* that file, when found */
+	uint64_t text, text_size; /* .text in the dso's layout: start maps to text */
+	const char *skipped;	/* a file found but of another build */
 };
 
 struct code_kseg {		/* a PT_LOAD of a kernel core file */
@@ -119,6 +129,9 @@ struct code_kernel {
 	struct hm_map64 aliases; /* kallsyms address + 1 -> struct code_alias, if several */
 	const char *hint;	/* for kallsyms-only results */
 	const char *skipped;	/* a vmlinux found but not of the recorded kernel */
+	struct code_pvsite *pv;	/* .parainstructions of the vmlinux, by address */
+	size_t nr_pv;
+	int pv_loaded;
 };
 
 struct hm_code {
@@ -127,6 +140,7 @@ struct hm_code {
 	char *debuginfo_path;
 	const char *vmlinux, *kallsyms, *release, *sysroot, *buildid_dir, *kcore;
 	int kallsyms_default;		/* reading this machine's /proc/kallsyms */
+	int force;			/* --force: use a vmlinux of another build */
 	int release_live;		/* release is this machine's (uname) */
 	int release_running;		/* release equals uname -r (given or not) */
 	struct hm_hash dso_keys;	/* "file" or "file\nbuild-id" -> struct code_dso */
@@ -188,6 +202,11 @@ void code_kcore_close(struct code_kcore *k);
 void code_kcore_setup(struct hm_code *c);
 /* The named core file's VMCOREINFO release against the recording's: 0, or -1 with err. */
 int code_kcore_release(struct hm_code *c, struct hm_err *err);
+
+/* code_kmod.c: ip in module m through the module's own ELF file (-dbg copy, or the
+ * .ko); 0 with out filled, -1 when that file or the address is not covered. */
+int code_kmod_lookup(struct hm_code *c, struct code_kmod *m, uint64_t ip,
+		     struct hm_code_loc *out);
 
 /* code_kernel.c */
 size_t code_live_build_id(uint8_t out[HM_BUILD_ID_MAX]);

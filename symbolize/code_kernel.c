@@ -70,8 +70,9 @@ void code_kernel_add_map(struct hm_code *c, uint64_t start, uint64_t len, uint64
 		k->mods = m;
 		k->cap_mods = cap;
 	}
-	k->mods[k->nr_mods++] = (struct code_kmod){start, start + len,
-						   module_name(&c->arena, filename)};
+	k->mods[k->nr_mods++] = (struct code_kmod){
+		.start = start, .end = start + len, .name = module_name(&c->arena, filename),
+		.file = filename[0] == '/' ? hm_arena_strdup(&c->arena, filename) : NULL};
 }
 
 void code_kernel_free(struct hm_code *c)
@@ -79,6 +80,7 @@ void code_kernel_free(struct hm_code *c)
 	code_kcore_close(&c->k.kcore);
 	free(c->k.ksyms);
 	free(c->k.mods);
+	free(c->k.pv);
 	hm_map64_free(&c->k.cache);
 	hm_map64_free(&c->k.aliases);
 }
@@ -398,8 +400,9 @@ static void kernel_load(struct hm_code *c)
 		code_kcore_setup(c);
 	if (k->vmlinux) {
 		kaslr_find(c);
-		k->hint = "function name only, from kallsyms: hitmap does not read kernel module "
-			  "debug info yet";
+		k->hint = "function name only, from kallsyms: the module's debug file was not "
+			  "found (install linux-image-RELEASE-dbg: /usr/lib/debug/lib/modules/"
+			  "RELEASE/...; record with hitmap or perf for the module maps)";
 		return;
 	}
 	hex = k->build_id_size ? code_hex(&c->arena, k->build_id, k->build_id_size) : NULL;
@@ -423,7 +426,7 @@ static int in_vmlinux(const struct code_dso *d, uint64_t vaddr)
 	return 0;
 }
 
-static const struct code_kmod *kmod_find(const struct code_kernel *k, uint64_t ip)
+static struct code_kmod *kmod_find(const struct code_kernel *k, uint64_t ip)
 {
 	for (size_t i = 0; i < k->nr_mods; i++)
 		if (ip >= k->mods[i].start && ip < k->mods[i].end)
@@ -488,6 +491,7 @@ int code_kernel_lookup(struct hm_code *c, uint64_t ip, struct hm_code_loc *out)
 {
 	struct code_kernel *k = &c->k;
 	struct hm_code_loc *loc;
+	struct code_kmod *m;
 	uint64_t vaddr = ip - (uint64_t)k->kaslr;
 
 	if (!k->loaded) {
@@ -500,6 +504,8 @@ int code_kernel_lookup(struct hm_code *c, uint64_t ip, struct hm_code_loc *out)
 			out->func_start += (uint64_t)k->kaslr;
 		return 0;
 	}
+	if ((m = kmod_find(k, ip)) && code_kmod_lookup(c, m, ip, out) == 0)
+		return 0;
 	if (ip == 0 || !(loc = hm_map64_get(&k->cache, ip))) {
 		loc = ksym_resolve(c, ip);
 		if (ip)
@@ -554,7 +560,7 @@ int hm_code_kernel_image(struct hm_code *c, struct hm_code_kernel *out)
 	if (!k->loaded)
 		kernel_load(c);
 	memset(out, 0, sizeof(*out));
-	if (k->vmlinux && !(k->vmlinux->flags & HM_CODE_BUILDID_MISMATCH)) {
+	if (k->vmlinux && (c->force || !(k->vmlinux->flags & HM_CODE_BUILDID_MISMATCH))) {
 		out->vmlinux = k->vmlinux->path;
 		out->bias = k->kaslr;
 		return 0;

@@ -6,8 +6,10 @@
  * function and kept. */
 #include "symbolize/data_int.h"
 
+#include <bpf/btf.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 #include "symbolize/code.h"
 
 #define CODE_MAX_FUNC (1u << 16)	/* bytes of one function read: typeinfer.c decodes
@@ -102,6 +104,39 @@ static int kcore_func(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi,
 	return 0;
 }
 
+static int cmp_sym(const void *x, const void *y)
+{
+	const struct data_sym *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Per-CPU variables from BTF: pahole writes the .data..percpu section's VARs in a
+ * DATASEC with each one's offset, which is its %gs: offset (x86-64 links per-CPU data at
+ * 0). They become m's symbols, so that data_percpu names __preempt_count at 0x1fb40. */
+static void percpu_syms(struct hm_data *d, struct data_mod *m, const char *btf_path)
+{
+	struct btf *btf = btf__parse(btf_path, NULL);
+	int id = btf ? btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC) : -1;
+	const struct btf_type *sec = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
+	const struct btf_var_secinfo *vi = sec ? btf_var_secinfos(sec) : NULL;
+	uint16_t n = sec ? btf_vlen(sec) : 0;
+
+	if (n && (m->syms = calloc(n, sizeof(*m->syms)))) {
+		for (uint16_t i = 0; i < n; i++) {
+			const struct btf_type *v = btf__type_by_id(btf, vi[i].type);
+			const char *name = v ? btf__name_by_offset(btf, v->name_off) : NULL;
+
+			if (name && *name)
+				m->syms[m->nr_syms++] = (struct data_sym){
+					vi[i].offset, vi[i].size, hm_arena_strdup(&d->arena, name)};
+		}
+		hm_sort(m->syms, m->nr_syms, sizeof(*m->syms), cmp_sym);
+		m->percpu_zero = 1;
+	}
+	btf__free(btf);
+}
+
 int data_kernel_kcore(struct hm_data *d, const struct hm_data_kernel *k)
 {
 	struct hm_ti_code code = {k->code, kcore_read, kcore_func};
@@ -109,7 +144,8 @@ int data_kernel_kcore(struct hm_data *d, const struct hm_data_kernel *k)
 	struct hm_err err = {0};
 
 	m->kernel = 1;
-	/* No segments: kallsyms gives no sizes, so globals are not named from it. */
+	/* No segments: kallsyms gives no sizes, so globals are not named from it (per-CPU
+	 * variables are, from BTF: percpu_syms). */
 	m->phdrs_done = m->usable = m->opened = 1;
 	if (!k->btf || hm_layout_open_btf(k->btf, &m->lay, &err) != 0) {
 		m->lay = NULL;
@@ -120,6 +156,7 @@ int data_kernel_kcore(struct hm_data *d, const struct hm_data_kernel *k)
 			k->btf ? err.msg : "no BTF of the recorded kernel");
 		return -1;
 	}
+	percpu_syms(d, m, k->btf);
 	if (hm_ti_open_code(&code, m->lay, &m->ti, &err) != 0) {
 		d->kernel_hint = hm_arena_strdup(&d->arena, err.msg);
 		return -1;

@@ -1,4 +1,5 @@
 /* symbolize/code*.c, kernel side: the kallsyms fixture, /proc/kallsyms and a -dbg vmlinux. */
+#include "core/buildid.h"
 #include "code_util.h"
 
 static struct hm_code *open_kallsyms(const char *path)
@@ -103,6 +104,119 @@ static void test_open_rejects_missing_or_non_elf_vmlinux(void **state)
 	assert_int_equal(hm_code_open(&o, &c, &err), -1);
 }
 
+/* The named vmlinux is this test binary: its real build-id against a made-up one
+ * recorded for [kernel.kallsyms]. */
+static void test_vmlinux_of_other_build_refused_unless_forced(void **state)
+{
+	static const uint8_t other[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	uint8_t self[HM_BUILD_ID_MAX];
+	size_t n = hm_buildid_read("/proc/self/exe", self);
+	struct hm_code_opts o = {.vmlinux = "/proc/self/exe", .kernel_release = "6.1.0-57-x"};
+	const char *warning = "unset";
+	struct hm_code *c;
+	struct hm_err err = {0};
+
+	(void)state;
+	assert_true(n > 0);
+	assert_int_equal(hm_code_open(&o, &c, &err), 0);
+	assert_int_equal(hm_code_kernel_verify(c, &warning, &err), 0); /* nothing recorded */
+	hm_code_add_build_id(c, "[kernel.kallsyms]", other, sizeof(other));
+	assert_int_equal(hm_code_kernel_verify(c, &warning, &err), -1);
+	assert_int_equal(err.code, HM_EXIT_INPUT);
+	assert_non_null(strstr(err.msg, "0102030405060708090a"));
+	assert_non_null(strstr(err.msg, "--force"));
+	assert_non_null(strstr(err.msg, "vmlinux-6.1.0-57-x"));
+	hm_code_add_build_id(c, "[kernel.kallsyms]", self, n);
+	assert_int_equal(hm_code_kernel_verify(c, &warning, &err), 0);
+	assert_null(warning);
+	hm_code_close(c);
+
+	o.force = 1;
+	assert_int_equal(hm_code_open(&o, &c, &err), 0);
+	hm_code_add_build_id(c, "[kernel.kallsyms]", other, sizeof(other));
+	assert_int_equal(hm_code_kernel_verify(c, &warning, &err), 0);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "--force"));
+	hm_code_close(c);
+}
+
+/* A module through its own ELF file: tests/data/code_prog.c compiled to a relocatable
+ * object stands in for the -dbg package's xfs.ko under SYSROOT/usr/lib/debug; the module
+ * map puts its .text at the map's start, as the kernel's loader does. */
+static void test_module_resolved_through_its_debug_file(void **state)
+{
+	static const uint8_t other[20] = {9, 9, 9};
+	const char *file = "/lib/modules/6.1.0-test/kernel/fs/hmmod.ko";
+	char ko[700], dir[600];
+	struct hm_code_opts o = {.vmlinux = "", .kallsyms = KALLSYMS,
+				 .kernel_release = "6.1.0-test", .sysroot = P.dir};
+	uint64_t start = 0xffffffffc0400000ull, off, size;
+	struct hm_code *c;
+	struct hm_code_loc loc;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/usr/lib/debug/lib/modules/6.1.0-test/kernel/fs", P.dir);
+	snprintf(ko, sizeof(ko), "%s/hmmod.ko", dir);
+	assert_int_equal(run("mkdir -p %s && gcc -O2 -g -c -o %s " SRC, dir, ko), 0);
+	off = elf_sym(ko, "hm_store", &size);	/* section-relative: hm_store is in .text */
+	assert_true(size > 1);
+
+	c = open_code(&o);
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, start, 0x10000, 0, file, NULL, 0), 0);
+	loc = lookup(c, 0, start + off + 1, 1);
+	assert_non_null(loc.func);
+	assert_string_equal(loc.func, "hm_store");
+	assert_int_equal(loc.func_start, start + off);
+	assert_string_equal(loc.module, "hmmod");
+	assert_non_null(loc.file);
+	assert_string_equal(base_name(loc.file), "code_prog.c");
+	assert_true(loc.line > 0);
+	assert_false(loc.flags & HM_CODE_KALLSYMS_ONLY);
+	hm_code_close(c);
+
+	/* Recorded with another build-id: the file is not used, the module is still named. */
+	c = open_code(&o);
+	hm_code_add_build_id(c, file, other, sizeof(other));
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, start, 0x10000, 0, file, NULL, 0), 0);
+	loc = lookup(c, 0, start + off + 1, 1);
+	assert_true(loc.flags & HM_CODE_KALLSYMS_ONLY);
+	assert_string_equal(loc.module, "hmmod");
+	hm_code_close(c);
+}
+
+/* .parainstructions as the kernel's (struct paravirt_patch_site: instr, type, len,
+ * 16 bytes) in a program used as the vmlinux: ips inside the listed site are boot-patched
+ * code, the bytes after it are not. */
+static void test_paravirt_sites_from_parainstructions(void **state)
+{
+	char src[600], exe[600];
+	struct hm_code_opts o = {.kallsyms = KALLSYMS, .kernel_release = "6.1.0-test"};
+	struct hm_code *c;
+	uint64_t fn;
+	FILE *f;
+
+	(void)state;
+	snprintf(src, sizeof(src), "%s/pv.c", P.dir);
+	snprintf(exe, sizeof(exe), "%s/pv", P.dir);
+	assert_non_null(f = fopen(src, "w"));
+	fputs("struct site { void *instr; unsigned char type, len; };\n"
+	      "__attribute__((noinline)) void hm_pv_fn(void) { __asm__ volatile(\"nop\"); }\n"
+	      "__attribute__((section(\".parainstructions\"), used))\n"
+	      "static struct site s = { (void *)hm_pv_fn, 1, 6 };\n"
+	      "int main(void) { hm_pv_fn(); return 0; }\n", f);
+	fclose(f);
+	assert_int_equal(run("gcc -O2 -g -no-pie -o %s %s", exe, src), 0);
+	fn = elf_sym(exe, "hm_pv_fn", NULL);
+	assert_true(fn != 0);
+	o.vmlinux = exe;
+	c = open_code(&o);
+	assert_int_equal(hm_code_kernel_patched(c, fn), 1);
+	assert_int_equal(hm_code_kernel_patched(c, fn + 5), 1);
+	assert_int_equal(hm_code_kernel_patched(c, fn + 6), 0);
+	assert_int_equal(hm_code_kernel_patched(c, fn - 1), 0);
+	hm_code_close(c);
+}
+
 static uint64_t kallsyms_addr(const char *path, const char *name)
 {
 	FILE *f = fopen(path, "r");
@@ -204,6 +318,9 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_moved_by_recorded_kernel_map),
 		cmocka_unit_test(test_kallsyms_zero_addresses_hint_kptr_restrict),
 		cmocka_unit_test(test_open_rejects_missing_or_non_elf_vmlinux),
+		cmocka_unit_test(test_vmlinux_of_other_build_refused_unless_forced),
+		cmocka_unit_test(test_module_resolved_through_its_debug_file),
+		cmocka_unit_test(test_paravirt_sites_from_parainstructions),
 		cmocka_unit_test(test_real_kallsyms_resolves_do_sys_openat2),
 		cmocka_unit_test(test_vmlinux_resolves_kernel_line),
 	};

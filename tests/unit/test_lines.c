@@ -115,6 +115,36 @@ static void test_private_one_thread(void **state)
 	set_free(s);
 }
 
+/* Kernel %gs: accesses: the same per-CPU offset on two CPUs is two copies, two lines,
+ * each private; without the flag the same stores are one truly shared line. */
+static void test_percpu_copies_are_lines_of_their_own(void **state)
+{
+	struct set *s = set_new();
+
+	(void)state;
+	for (int i = 0; i < 40; i++)
+		add(s, (struct spec){ 0x1fb40, 4, HM_OP_STORE, 101 + (uint32_t)(i % 2),
+				      (uint32_t)(i % 2), 1000 * (uint64_t)i, "__preempt_count",
+				      0x1fb40, "__preempt_count", HM_SRC_TIMER });
+	build(s, 0);
+	assert_int_equal(s->lines.nr, 1);
+	assert_int_equal(s->lines.lines[0].verdict, HM_V_TRUE_SHARING);
+	for (size_t i = 0; i < s->n; i++)
+		s->acc[i].percpu = 1;
+	build(s, 0);
+	assert_int_equal(s->lines.nr, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const struct hm_line *ln = &s->lines.lines[i];
+
+		assert_int_equal(ln->addr, 0x1fb40);
+		assert_int_equal(ln->nr_cpus, 1);
+		assert_int_equal(ln->verdict, HM_V_PRIVATE);
+		assert_true(HM_LINES_IS_PERCPU(ln->pid));
+		assert_int_equal(HM_LINES_PERCPU_CPU(ln->pid), ln->cpus[0].id);
+	}
+	set_free(s);
+}
+
 static void test_padded_layout_nothing_shared(void **state)
 {
 	struct set *s = set_new();
@@ -452,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_true_sharing_overlapping_writes),
 		cmocka_unit_test(test_read_only_several_threads_not_flagged),
 		cmocka_unit_test(test_private_one_thread),
+		cmocka_unit_test(test_percpu_copies_are_lines_of_their_own),
 		cmocka_unit_test(test_padded_layout_nothing_shared),
 		cmocka_unit_test(test_read_mostly_field_beside_written_is_false_sharing),
 		cmocka_unit_test(test_array_elements_fix_pads_the_type),

@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""The kernel lab's assertions on what the guest brought back (tests/kernel/run.sh).
+
+Names, verdicts and counts, never speed: TCG has no cache model. The second tool is real
+perf: `perf script` over hitmap's own recordings (same file, perf's symbolization) and
+`perf report` over perf's own guest recordings. Prints `ok NAME` / `not ok NAME - why`,
+a table of the numbers per workload, and `N passed, N failed`.
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+WORKLOADS = {  # name: (setup step it needs, kernel function prefixes the workload reaches)
+    "xattr_list": (None, ("simple_xattr", "shmem_listxattr", "vfs_listxattr", "listxattr")),
+    "create_unlink": (None, ("shmem_",)),
+    "orphan": ("ext4.setup", ("ext4_",)),
+    "pread_block": ("xfs.setup", ("xfs_",)),
+}
+PERCPU_LIMIT = 1 << 32  # a %gs:-relative offset, not a kernel-half address
+
+results = []
+
+
+def check(name, ok, why=""):
+    results.append(ok)
+    print(("ok " if ok else "not ok ") + name + ("" if ok or not why else " - " + why))
+    return ok
+
+
+def run(cmd, timeout=300):
+    t = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p, time.monotonic() - t
+
+
+def load_json(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def report_ok(tag, d, rc, err):
+    return check(tag, rc == 0 and d is not None and d.get("schema") == "hitmap.report/1"
+                 and "stats" in d and d["samples"]["total"] > 0,
+                 "exit %d, %s" % (rc, (err.strip().splitlines() or ["no JSON"])[-1][:160]))
+
+
+def sites(d):
+    """(ip, func) of every code site on every line."""
+    for line in d["lines"]:
+        for f in line["fields"]:
+            for s in f["sites"]:
+                yield int(s["ip"], 16), s["func"], line, f
+
+
+def perf_syms(data, vmlinux, symfs):
+    """ip -> symbol as perf names it, and samples per symbol, from perf script over the
+    same file (modules from their files under symfs, the unpacked packages)."""
+    p, _ = run(["perf", "script", "-i", data, "--vmlinux", vmlinux, "--symfs", symfs,
+                "-F", "ip,sym"])
+    out, count = {}, collections.Counter()
+    for ln in p.stdout.splitlines():
+        parts = ln.split()
+        if len(parts) >= 2:
+            out[int(parts[0], 16)] = parts[1]
+            count[parts[1]] += 1
+    return out, count
+
+
+def noaddr_funcs(stats_text):
+    """--stats' "samples without a data address, by function": kernel name -> count."""
+    out, inside = {}, False
+    for ln in stats_text.splitlines():
+        if ln.startswith("samples without a data address"):
+            inside = True
+            continue
+        m = re.match(r"\s+(\d+)\s+\[k\]\s+(\S+)$", ln) if inside else None
+        if inside and not m and not re.match(r"\s+\d+\s", ln):
+            inside = False
+        if m:
+            out[m.group(2)] = int(m.group(1))
+    return out
+
+
+def perf_top(data, vmlinux, n):
+    p, _ = run(["perf", "report", "-i", data, "--vmlinux", vmlinux, "--stdio", "-q",
+                "--sort", "sym"])
+    top = []
+    for ln in p.stdout.splitlines():
+        m = re.match(r"\s*[\d.]+%\s+\[k\]\s+(\S+)", ln)
+        if m:
+            top.append(m.group(1))
+    return top[:n]
+
+
+SYMS = {}
+
+
+def symbol_ranges(vmlinux, debug_root):
+    """name -> [(start, end)] of the vmlinux's and the lab modules' functions (nm)."""
+    if not SYMS:
+        files = [vmlinux] + [os.path.join(d, f) for d, _, fs in
+                             os.walk(os.path.join(debug_root, "usr/lib/debug/lib/modules"))
+                             for f in fs if f.endswith(".ko")]
+        for f in files:
+            p, _ = run(["nm", "-S", "--defined-only", f])
+            for ln in p.stdout.splitlines():
+                parts = ln.split()  # "addr size type name", or "addr type name"
+                if len(parts) == 3:
+                    parts.insert(1, "0")
+                if len(parts) == 4 and parts[2] in "tTwW":
+                    start = int(parts[0], 16)
+                    SYMS.setdefault((f, parts[3]), []).append((start, start + int(parts[1], 16)))
+    return SYMS
+
+
+def aliases(a, b, vmlinux, debug_root):
+    """Two names of one code: one's symbol starts inside the other's (in one file)."""
+    syms = symbol_ranges(vmlinux, debug_root)
+    for (f, n), ra in syms.items():
+        if n != a:
+            continue
+        for s1, e1 in ra:
+            for s2, e2 in syms.get((f, b), []):
+                if s2 <= s1 < max(e2, s2 + 1) or s1 <= s2 < max(e1, s1 + 1):
+                    return True
+    return False
+
+
+def hitmap_syms(a, data):
+    """ip -> function as hitmap's report names it (tests/kernel/ksyms.c)."""
+    p, _ = run([a.ksyms, data, a.vmlinux, a.debug_root])
+    out, with_addr = {}, 0
+    for ln in p.stdout.splitlines():
+        ip, addr, name = ln.split(" ", 2)
+        out[int(ip, 16)] = name
+        with_addr += addr != "0"
+    return out, p.returncode, with_addr
+
+
+def line_name(line):
+    f = max(line["fields"], key=lambda f: f["records"])
+    where = ("cpu%d:" % line["percpu_cpu"] if "percpu_cpu" in line else "") + line["addr"]
+    return "%s %s %s (%d)" % (where, f["field"], line["verdict"], line["records"])
+
+
+def numbers(tag, d, secs):
+    s = d["samples"]
+    named = 100.0 * s["resolved"] / s["with_addr"] if s["with_addr"] else 0.0
+    print("# %-28s samples %5d  with_addr %5d  named %5d (%4.1f%%)  report %.1f s" %
+          (tag, s["total"], s["with_addr"], s["resolved"], named, secs))
+    for line in d["lines"][:3]:
+        print("#     " + line_name(line))
+
+
+def check_workload(a, name, steps, guest_secs):
+    setup, func_prefix = WORKLOADS[name]
+    data = os.path.join(a.out, name + ".data")
+    needed = ([setup] if setup else []) + [name + ".record", name + ".guestreport",
+                                            name + ".perfrecord"]
+    bad = [s for s in needed if steps.get(s) != "0"]
+    if not check(name + ": guest steps exit 0", not bad,
+                 "; ".join("%s exit %s: %s" % (s, steps.get(s, "missing"),
+                                               tail(a.out, s)) for s in bad)):
+        return
+    p, secs = run([a.hitmap, "report", "-i", data, "--vmlinux", a.vmlinux, "--sysroot",
+                   a.debug_root, "--json", "--stats"])
+    host = load_json(p.stdout)
+    if not report_ok(name + ": host report (vmlinux) exits 0 with hitmap.report/1", host,
+                     p.returncode, p.stderr):
+        return
+    with open(os.path.join(a.out, name + ".guestreport.out")) as f:
+        guest = load_json(f.read())
+    report_ok(name + ": guest report (kcore+BTF) exits 0 with hitmap.report/1", guest,
+              0, "no JSON")
+    numbers(name + " host (vmlinux)", host, secs)
+    if guest:
+        numbers(name + " guest (kcore+BTF)", guest, guest_secs.get(name, -1))
+        check(name + ": guest and host read the same samples",
+              guest["samples"]["total"] == host["samples"]["total"],
+              "guest %d, host %d" % (guest["samples"]["total"], host["samples"]["total"]))
+
+    syms, counts = perf_syms(data, a.vmlinux, a.debug_root)
+    noaddr = noaddr_funcs(p.stderr)
+    kernel = [ip for ip in syms if ip >= 1 << 63]
+    check(name + ": kernel samples recorded", len(kernel) > 0, "perf script sees none")
+    kaddr = [1 for line in host["lines"] if int(line["addr"], 16) >= 1 << 63]
+    check(name + ": kernel accesses with an address", len(kaddr) > 0, "no kernel-half line")
+    # Every kernel ip, modules too: hitmap names the function perf names (or an alias of
+    # it: another symbol of the same code, __x86_indirect_thunk_rcx in _array).
+    hsyms, hrc, kaddr_n = hitmap_syms(a, data)
+    kstats = re.search(r"kernel samples: (\d+), code bytes unreadable: \d+, data named: (\d+)",
+                       p.stderr)
+    if kstats:
+        print("# %-28s kernel samples %5s  with an address %5d  named %5s" %
+              (name + " host (vmlinux)", kstats.group(1), kaddr_n, kstats.group(2)))
+    try:
+        with open(os.path.join(a.out, name + ".guestreport.err")) as f:
+            g = re.search(r"kernel samples: (\d+), code bytes unreadable: (\d+), data named: "
+                          r"(\d+)", f.read())
+        if g:
+            print("# %-28s kernel samples %5s  code unreadable %5s  named %5s" %
+                  (name + " guest (kcore+BTF)", g.group(1), g.group(2), g.group(3)))
+    except OSError:
+        pass
+    wrong, both = collections.Counter(), 0
+    for ip, perf_name in syms.items():
+        if ip < 1 << 63 or perf_name == "[unknown]" or ip not in hsyms:
+            continue
+        both += 1
+        if hsyms[ip] != perf_name and not aliases(hsyms[ip], perf_name, a.vmlinux,
+                                                   a.debug_root):
+            wrong["%s!=%s" % (hsyms[ip], perf_name)] += 1
+    check(name + ": every kernel ip named as perf script names it (%d ips)" % both,
+          hrc == 0 and both > 0 and not wrong,
+          "ksyms exit %d; %s" % (hrc, ", ".join("%s (%d)" % kv for kv in wrong.most_common(3))))
+    reach = [s for s in set(syms.values()) if s.startswith(func_prefix)]
+    check(name + ": reaches %s* (perf script)" % "|".join(func_prefix), bool(reach),
+          "no sample in such a function")
+    check(name + ": hitmap names those functions too",
+          reach and all(any(hsyms.get(ip) == syms[ip] for ip in syms if syms[ip] == f)
+                        for f in reach),
+          "not named by hitmap: %s" % [f for f in reach if not any(
+              hsyms.get(ip) == f for ip in syms)][:3])
+    # Functions of the samples without an address (--stats, top 10) are perf's names,
+    # never more samples than perf counts for them.
+    over = ["%s %d > perf %d" % (f, n, counts[f]) for f, n in noaddr.items()
+            if f != "[unknown]" and n > counts[f]]
+    check(name + ": --stats functions are perf's, with at most perf's counts", not over,
+          ", ".join(over[:3]))
+    # perf's own recording of the same workload: its hottest kernel function is in ours.
+    # (thousands of samples each; the hottest function holds far more than one of them)
+    top = perf_top(os.path.join(a.out, name + ".perf.data"), a.vmlinux, 1)
+    check(name + ": perf record's hottest kernel function is in hitmap's recording",
+          top and top[0] in set(syms.values()), "perf top %s" % top)
+    check_kernel_items(name + " host", host)
+    if guest:
+        check_kernel_items(name + " guest", guest)
+
+
+def check_kernel_items(name, rep):
+    """The kernel-path defects from issue 12, one assertion each."""
+    pv = [line_name(l) for l in rep["lines"]
+          if (l["object"] or "").startswith("pv_ops") or
+          any(f["field"].startswith("paravirt_patch_template") for f in l["fields"])]
+    check(name + ": no line named after pv_ops (boot-patched calls)", not pv, "; ".join(pv[:2]))
+    shared = [line_name(l) for l in rep["lines"]
+              if int(l["addr"], 16) < PERCPU_LIMIT and len(l["cpus"]) > 1 and
+              all(int(s["ip"], 16) >= 1 << 63 for f in l["fields"] for s in f["sites"])]
+    check(name + ": per-CPU data kept apart per CPU", not shared, "; ".join(shared[:2]))
+    pc = {l["fields"][0]["field"] for l in rep["lines"] if "percpu_cpu" in l}
+    check(name + ": per-CPU variables named", "__preempt_count" in pc or "current_task" in pc,
+          "per-CPU lines: %s" % sorted(pc)[:4])
+
+
+def check_other_build(a):
+    """A vmlinux of another build must not be used silently."""
+    data = os.path.join(a.out, "xattr_list.data")
+    p, _ = run([a.hitmap, "report", "-i", data, "--vmlinux", a.other_vmlinux, "--json"])
+    lines = p.stderr.strip().splitlines()
+    check("--vmlinux of another build: exit 2 and one line naming the build-id",
+          p.returncode == 2 and len(lines) == 1 and "build-id" in lines[0],
+          "exit %d, stderr %r" % (p.returncode, lines[:2]))
+    p, _ = run([a.hitmap, "report", "-i", data, "--vmlinux", a.other_vmlinux, "--json",
+                "--force"])
+    d = load_json(p.stdout) or {}
+    check("--vmlinux of another build with --force: exit 0, warning on stderr and in JSON",
+          p.returncode == 0 and "warning" in p.stderr and "build-id" in p.stderr and
+          any("build-id" in w for w in d.get("warnings", [])),
+          "exit %d, warnings %r" % (p.returncode, d.get("warnings")))
+
+
+def tail(out, step):
+    try:
+        with open(os.path.join(out, step + ".err")) as f:
+            return (f.read().strip().splitlines() or [""])[-1][:160]
+    except OSError:
+        return "no log"
+
+
+def read_pairs(path):
+    try:
+        with open(path) as f:
+            return dict(ln.split() for ln in f if len(ln.split()) == 2)
+    except OSError:
+        return {}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ("out", "hitmap", "ksyms", "vmlinux", "other-vmlinux", "debug-root", "kv"):
+        ap.add_argument("--" + opt, required=True)
+    a = ap.parse_args()
+    steps = read_pairs(os.path.join(a.out, "steps"))
+    guest_secs = {k: float(v) for k, v in read_pairs(
+        os.path.join(a.out, "guest_report_seconds")).items()}
+    check("guest booted and wrote its results", bool(steps), "no /out/steps on the disk")
+    for name in WORKLOADS:
+        check_workload(a, name, steps, guest_secs)
+    if steps:
+        check_other_build(a)
+    print("%d passed, %d failed" % (results.count(True), results.count(False)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+#!/bin/bash
+# The kernel lab (`make lab`): fetches a Debian cloud kernel with its -dbg DWARF, boots it
+# under QEMU TCG with an initramfs holding hitmap, perf and four workloads modeled on real
+# kernel regressions, records each under `hitmap record -k -a`, reports in the guest
+# (/proc/kcore + BTF) and on the host (the -dbg vmlinux), and checks names, verdicts and
+# counts, never speed. Prints `ok NAME` / `not ok NAME` and `N passed, N failed`.
+# Environment: LAB (cache, default build-lab), LAB_KV, LAB_KV_OTHER, LAB_SECONDS (per
+# workload), LAB_HZ, LAB_TIMEOUT (guest, seconds), LAB_SKIP_BOOT=1 (check the last run).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+LAB=${LAB:-$ROOT/build-lab}
+KV=${LAB_KV:-6.1.0-57-cloud-amd64}
+KV_OTHER=${LAB_KV_OTHER:-6.1.0-47-cloud-amd64}
+SECONDS_PER=${LAB_SECONDS:-2}
+HZ=${LAB_HZ:-1000}
+TIMEOUT=${LAB_TIMEOUT:-480}
+HITMAP=$ROOT/hitmap
+MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk loop libcrc32c xfs"
+t0=$(date +%s)
+
+die() { echo "not ok lab: $*"; echo "0 passed, 1 failed"; exit 1; }
+
+mkdir -p "$LAB" || die "cannot create $LAB"
+LAB=$(cd "$LAB" && pwd)
+"$HERE/fetch.sh" "$LAB" "$KV" "$KV_OTHER" || die "fetch failed (apt-get; see above)"
+make -C "$ROOT" -j2 --no-print-directory all >/dev/null || die "make failed"
+mkdir -p "$LAB/bin"
+for w in xattr_list create_unlink orphan pread_block; do
+	gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -static -pthread \
+		-o "$LAB/bin/$w" "$HERE/$w.c" || die "cannot build workload $w"
+done
+# The report's own ip -> function names, for comparing every kernel ip with perf's.
+gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I"$ROOT" \
+	$(pkg-config --cflags libdw libelf capstone libbpf) -o "$LAB/ksyms" "$HERE/ksyms.c" \
+	"$ROOT/build/libhitmap.a" $(pkg-config --libs libdw libelf capstone libbpf) -lpfm -lm ||
+	die "cannot build tests/kernel/ksyms.c"
+cat > "$LAB/lab.conf" <<CONF
+LAB_MODULES="$MODULES"
+LAB_SECONDS=$SECONDS_PER
+LAB_HZ=$HZ
+CONF
+
+OUT=$LAB/out
+if [ "${LAB_SKIP_BOOT:-0}" != 1 ]; then
+	"$HERE/mkinitrd.sh" "$LAB" "$KV" "$HITMAP" "$LAB/initrd.cpio" || die "initramfs failed"
+	rm -rf "$OUT" && mkdir -p "$OUT"
+	rm -f "$LAB/out.img" && truncate -s 1G "$LAB/out.img"
+	tb=$(date +%s)
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 \
+		-m 4096 -kernel "$LAB/root/boot/vmlinuz-$KV" -initrd "$LAB/initrd.cpio" \
+		-append "console=ttyS0 panic=-1 quiet" -display none -serial "file:$LAB/serial.log" \
+		-no-reboot -drive "file=$LAB/out.img,format=raw,if=virtio" </dev/null
+	qrc=$?
+	echo "lab: guest ran $(( $(date +%s) - tb )) s (qemu exit $qrc)"
+	[ "$qrc" = 124 ] && die "guest still running after ${TIMEOUT}s, killed; last console lines: $(tail -3 "$LAB/serial.log" | tr '\n' '|')"
+	tar xf "$LAB/out.img" -C "$OUT" 2>/dev/null ||
+		die "no recordings on the output disk; console: $(tail -3 "$LAB/serial.log" | tr '\n' '|')"
+fi
+python3 "$HERE/check.py" --out "$OUT" --hitmap "$HITMAP" --ksyms "$LAB/ksyms" \
+	--vmlinux "$LAB/root/usr/lib/debug/boot/vmlinux-$KV" \
+	--other-vmlinux "$LAB/other/usr/lib/debug/boot/vmlinux-$KV_OTHER" \
+	--debug-root "$LAB/root" --kv "$KV"
+rc=$?
+echo "lab: whole run $(( $(date +%s) - t0 )) s"
+exit $rc

@@ -21,9 +21,14 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 LIB       := $(BUILD)/libhitmap.a
 BIN       ?= hitmap
 
-.PHONY: all deps check test asan asan-test demo bench bench-tools install clean fmt examples
+.PHONY: all deps check test asan asan-test demo bench bench-tools install clean fmt examples print-libs
 
 all: $(BIN)
+
+# What a program linked against build/libhitmap.a needs: scripts that build their own
+# tools (tests/kernel, the fuzz replayer) take it from here, not from a copy.
+print-libs:
+	@echo $(HM_LIBS)
 
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(HM_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(HM_LIBS) $(LDLIBS)

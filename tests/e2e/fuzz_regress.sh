@@ -36,7 +36,7 @@ check() {
 }
 
 # The fuzz target with a plain main, built against this suite's library.
-LIBS="$(pkg-config --libs libdw libelf capstone libbpf 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf) -lpfm -lm"
+LIBS=$(make -s --no-print-directory print-libs)
 SAN=
 [ "${HM_SUITE:-normal}" = asan ] && SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 replayer() {	# replayer TARGET: builds $T/TARGET once; false if it cannot

@@ -33,7 +33,7 @@ done
 # The report's own ip -> function names, for comparing every kernel ip with perf's.
 gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I"$ROOT" \
 	$(pkg-config --cflags libdw libelf capstone libbpf) -o "$LAB/ksyms" "$HERE/ksyms.c" \
-	"$ROOT/build/libhitmap.a" $(pkg-config --libs libdw libelf capstone libbpf) -lpfm -lm ||
+	"$ROOT/build/libhitmap.a" $(make -s --no-print-directory -C "$ROOT" print-libs) ||
 	die "cannot build tests/kernel/ksyms.c"
 cat > "$LAB/lab.conf" <<CONF
 LAB_MODULES="$MODULES"

@@ -11,12 +11,14 @@
 
 int data_mod_phdrs(struct data_mod *m)
 {
-	int fd = open(m->path, O_RDONLY);
 	Elf *elf = NULL;
 	GElf_Ehdr eh;
 	size_t nph = 0, n = 0;
+	int fd;
 
 	m->phdrs_done = 1;
+	data_mod_locate(m);
+	fd = open(m->file, O_RDONLY);
 	if (fd < 0)
 		return -1;
 	elf_version(EV_CURRENT);

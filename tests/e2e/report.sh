@@ -158,7 +158,7 @@ bad "bad input: truncated recording" "trunc.data" -i "$T/trunc.data"
 # landed, and whether the threads overlapped, is not asserted.
 smoke() {	# NAME DATA
 	"$H" report -i "$2" --json >"$T/smoke.json" 2>"$T/err"
-	local rc=$? out
+	local rc=$? out=""
 	if [ "$rc" = 0 ] && out=$(/usr/bin/python3 tests/e2e/invariants.py report "$T/smoke.json"); then
 		ok "$1: exit 0, a consistent hitmap.report/1 ($out)"
 	else nok "$1" "rc=$rc" "$out" "$(cat "$T/err")"; fi

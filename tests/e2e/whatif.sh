@@ -127,6 +127,7 @@ bad "bad input: --layout of another program is refused" 2 "none of the" \
 	nok "live xfs_like recording" "$(cat "$T/live.err")"
 "$H" whatif -i "$T/live.data" --layout examples/bin/xfs_like_variant --json >"$T/live.json" 2>"$T/err"
 rc=$?
+out=""
 if [ "$rc" = 0 ] && out=$(/usr/bin/python3 tests/e2e/invariants.py whatif "$T/live.json"); then
 	ok "live recording smoke: exit 0, a consistent hitmap.whatif/1 ($out)"
 else nok "live recording smoke" "rc=$rc" "$out" "$(cat "$T/err")"; fi

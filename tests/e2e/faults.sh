@@ -79,6 +79,11 @@ int main(int argc, char **argv)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 C
+# The long runs below, stopped by signals, run a copy of false_sharing at a path of this
+# run's own: other suites on the same machine that kill their workloads by name (pkill -f)
+# must not match ours.
+LONG=$T/long_run
+cp $B/false_sharing "$LONG"
 cc -O1 -o "$T/crash" "$T/crash.c" && cc -O1 -o "$T/forker" "$T/forker.c" ||
 	{ nok "fault workloads compile"; exit 1; }
 
@@ -146,7 +151,7 @@ for i in 1 2 3 4; do
 	sig=$([ $((i % 2)) = 1 ] && echo INT || echo TERM)
 	num=$([ $sig = INT ] && echo 2 || echo 15)
 	d=$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.05 + rand() * 0.95 }')
-	start_record "$T/d$i.data" -- $B/false_sharing 100000000000
+	start_record "$T/d$i.data" -- $LONG 100000000000
 	sleep "$d"
 	kill -$sig $rpid
 	wait $rpid
@@ -160,7 +165,7 @@ done
 	nok "SIGINT/SIGTERM at random times leave complete files" "$bad"
 
 # A workload that ignores SIGINT is killed after hitmap's 2 s grace: exit 137, file complete.
-start_record "$T/g.data" -- sh -c "trap '' INT; exec $B/false_sharing 100000000000"
+start_record "$T/g.data" -- sh -c "trap '' INT; exec $LONG 100000000000"
 sleep 0.3
 kill -INT $rpid
 wait $rpid
@@ -173,7 +178,7 @@ else nok "SIGINT ignored by the workload: exit 137 and a complete file" "rc=$rc 
 # (at most 1 s or 64 KB before the kill) with no hole in time before it. The two pinned
 # threads get CPU time within any fair scheduler's period (milliseconds), so a hole of
 # 0.5 s is the writer's, not the machine's load.
-start_record "$T/k.data" -- $B/false_sharing 100000000000
+start_record "$T/k.data" -- $LONG 100000000000
 wait_samples "$T/k.data" $rpid
 sleep 0.5
 wpid=$(pgrep -P $rpid)
@@ -188,7 +193,7 @@ else nok "SIGKILL of hitmap leaves a readable prefix" "perf=$(count_perf "$T/k.d
 
 # --- (e) ring overflow under a burst: one page per ring at 20 kHz over two busy threads,
 # and hitmap's reader stopped for 0.5 s while they run (a page holds ~1 ms of samples).
-start_record "$T/e.data" -m 1 -F 20000 -- $B/false_sharing 100000000000
+start_record "$T/e.data" -m 1 -F 20000 -- $LONG 100000000000
 wait_samples "$T/e.data" $rpid
 kill -STOP $rpid
 sleep 0.5

@@ -75,10 +75,15 @@ rc=$?
 [ "$rc" = 1 ] && grep -q "cannot run '/nonexistent/cmd'" "$T/err" && [ "$(wc -l <"$T/err")" = 1 ] &&
 	ok "a command that cannot run: one line, exit 1" || nok "a command that cannot run" "rc=$rc" "$(cat "$T/err")"
 
+# The long runs below, stopped by signals, run a copy of false_sharing at a path of this
+# run's own: other suites on the same machine that kill their workloads by name (pkill -f)
+# must not match ours.
+LONG=$T/long_run
+cp $B/false_sharing "$LONG"
 # --- signals: the file stays valid and keeps what was recorded.
 for sig in INT TERM; do
 	rm -f "$T/s.data"
-	"$H" record -o "$T/s.data" -- $B/false_sharing 10000000000 >/dev/null 2>"$T/err" &
+	"$H" record -o "$T/s.data" -- $LONG 10000000000 >/dev/null 2>"$T/err" &
 	pid=$!
 	wait_samples "$T/s.data" $pid
 	kill -$sig $pid
@@ -90,7 +95,7 @@ for sig in INT TERM; do
 	else nok "SIG$sig during record leaves a valid file" "rc=$rc samples=$n" "$(cat "$T/err")"; fi
 done
 rm -f "$T/k.data"
-"$H" record -o "$T/k.data" -- $B/false_sharing 10000000000 >/dev/null 2>&1 &
+"$H" record -o "$T/k.data" -- $LONG 10000000000 >/dev/null 2>&1 &
 pid=$!
 wait_samples "$T/k.data" $pid
 wpid=$(pgrep -P $pid)
@@ -103,7 +108,7 @@ n=$(count_perf "$T/k.data")
 	nok "SIGKILL of hitmap leaves a readable file" "samples=$n"
 
 # --- -p and -a.
-$B/false_sharing 10000000000 >/dev/null &
+$LONG 10000000000 >/dev/null &
 wpid=$!
 sleep 0.2
 "$H" record -p $wpid -o "$T/p.data" 2>"$T/err" &

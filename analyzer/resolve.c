@@ -78,6 +78,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 		hm_resolver_close(r);
 		return -1;
 	}
+	hm_data_set_files(r->data, r->code);	/* data read from the files code found */
 	*out = r;
 	return 0;
 }

@@ -236,6 +236,18 @@ int hm_code_add_build_id(struct hm_code *c, const char *filename, const uint8_t 
 	return 0;
 }
 
+const char *hm_code_file(struct hm_code *c, const char *filename)
+{
+	for (struct code_dso *d = c ? c->dsos : NULL; d; d = d->next) {
+		if (d->kernel || strcmp(d->name, filename) != 0)
+			continue;
+		if (!d->loaded)
+			code_dso_load(c, d);
+		return d->path;
+	}
+	return NULL;
+}
+
 static struct code_map *map_find(struct hm_code *c, uint32_t pid, uint64_t ip)
 {
 	struct code_proc *p = proc_get(c, pid, 0);

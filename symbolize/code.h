@@ -73,6 +73,10 @@ int hm_code_add_map(struct hm_code *c, uint32_t pid, uint64_t start, uint64_t le
 int hm_code_add_build_id(struct hm_code *c, const char *filename, const uint8_t *build_id,
 			 size_t build_id_size);
 
+/* The file read for the recorded filename (found as hm_code_lookup finds it: the file
+ * itself, --sysroot, --buildid-dir, debuginfod), loading it on first call; NULL when
+ * filename was never mapped as code or no file was found. */
+const char *hm_code_file(struct hm_code *c, const char *filename);
 /* Resolves ip in pid's address space, or in the kernel when kernel != 0. Returns 0 with
  * *out filled (out->func NULL when unresolved: flags and hint say why); strings live as
  * long as c; the same ip yields the same pointers. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/sort.h"
 #include "core/oom.h"
+#include "symbolize/code.h"
 
 int hm_data_open(struct hm_data **out, struct hm_err *err)
 {
@@ -203,11 +204,30 @@ struct data_mod *data_mod_get(struct hm_data *d, const char *path)
 	if (m)
 		return m;
 	m = hm_arena_alloc(&d->arena, sizeof(*m));
-	m->path = hm_arena_strdup(&d->arena, path);
+	m->path = m->file = hm_arena_strdup(&d->arena, path);
+	m->owner = d;
 	m->next = d->mod_list;
 	d->mod_list = m;
 	hm_hash_put(&d->mods, m->path, m);
 	return m;
+}
+
+void hm_data_set_files(struct hm_data *d, struct hm_code *code)
+{
+	if (d)
+		d->files = code;
+}
+
+void data_mod_locate(struct data_mod *m)
+{
+	struct hm_data *d = m->owner;
+	const char *f;
+
+	if (m->located)
+		return;
+	m->located = 1;
+	if (!m->kernel && d->files && (f = hm_code_file(d->files, m->path)))
+		m->file = hm_arena_strdup(&d->arena, f);
 }
 
 void data_mod_open(struct hm_data *d, struct data_mod *m)
@@ -217,15 +237,16 @@ void data_mod_open(struct hm_data *d, struct data_mod *m)
 	if (m->opened)
 		return;
 	m->opened = 1;
-	if (hm_layout_open(m->path, &m->lay, &err) != 0) {
+	data_mod_locate(m);
+	if (hm_layout_open(m->file, &m->lay, &err) != 0) {
 		m->lay = NULL;
 		m->hint = hm_arena_strdup(&d->arena, err.msg);
 		/* No DWARF: BTF (pahole -J, or the kernel's) still types heap objects. */
-		if (hm_layout_open_btf(m->path, &m->lay, &err) != 0 &&
+		if (hm_layout_open_btf(m->file, &m->lay, &err) != 0 &&
 		    (!m->btf_alt || hm_layout_open_btf(m->btf_alt, &m->lay, &err) != 0))
 			m->lay = NULL;
 	}
-	if (hm_ti_open(m->path, m->lay, &m->ti, &err) != 0) {
+	if (hm_ti_open(m->file, m->lay, &m->ti, &err) != 0) {
 		m->ti = NULL;
 		m->hint = hm_arena_strdup(&d->arena, err.msg);
 		return;

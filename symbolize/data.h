@@ -29,6 +29,11 @@ int hm_data_add_map(struct hm_data *d, uint32_t pid, uint64_t start, uint64_t le
 
 struct hm_code;
 
+/* Where a recorded file lies here: data files are then read where the code side found
+ * them (--sysroot, --buildid-dir), not only at their recorded path. Without it (or when
+ * it gives NULL) the recorded path is read. */
+void hm_data_set_files(struct hm_data *d, struct hm_code *code);
+
 /* The recorded kernel, for queries with kernel set. Its code bytes and function symbols
  * come from vmlinux; types from its DWARF, else its .BTF section, else btf. Without a
  * vmlinux, from the running kernel: code bytes of kcore and function extents from

@@ -13,12 +13,14 @@
 
 int data_mod_phdrs(struct data_mod *m)
 {
-	int fd = hm_file_open(m->path);
 	Elf *elf = NULL;
 	GElf_Ehdr eh;
 	size_t nph = 0, n = 0;
+	int fd;
 
 	m->phdrs_done = 1;
+	data_mod_locate(m);
+	fd = hm_file_open(m->file);	/* a recorded path: regular files only, never blocking */
 	if (fd < 0)
 		return -1;
 	elf_version(EV_CURRENT);

@@ -76,7 +76,10 @@ struct data_sym {
 };
 
 struct data_mod {
-	const char *path;
+	const char *path;		/* as recorded: what results name */
+	const char *file;		/* what is read (data_mod_locate); path until then */
+	int located;
+	struct hm_data *owner;
 	int phdrs_done, usable;		/* program headers read; an ELF we can name from */
 	int opened;			/* DWARF, layout and symbols tried */
 	int is_exec;			/* PT_INTERP or ET_EXEC: owns the first TLS block */
@@ -136,6 +139,7 @@ struct hm_data {
 	struct hm_map64 unres_idx;	/* ip -> index + 1 in unres */
 	struct hm_data_unresolved *unres, *top;
 	size_t nr_unres, cap_unres;
+	struct hm_code *files;		/* hm_data_set_files; NULL: read recorded paths */
 };
 
 /* data.c */
@@ -150,6 +154,8 @@ const struct data_image *data_exec_image(struct data_proc *p, const struct data_
 const char *data_intern(struct hm_data *d, const char *s);
 /* The module of the file at path, made on first use (not opened). */
 struct data_mod *data_mod_get(struct hm_data *d, const char *path);
+/* Points m->file at the file to read, once (before the first read of m). */
+void data_mod_locate(struct data_mod *m);
 /* Opens the module's DWARF, layout and symbols on first use. */
 void data_mod_open(struct hm_data *d, struct data_mod *m);
 /* The label of a type for object names: "struct item", "mbstate_t" (a typedef of an

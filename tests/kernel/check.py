@@ -276,6 +276,40 @@ def check_other_build(a):
           "exit %d, warnings %r" % (p.returncode, d.get("warnings")))
 
 
+def pahole_sizes(vmlinux):
+    """struct/union name -> size, from one pahole dump (the first definition wins)."""
+    p, _ = run(["pahole", vmlinux], timeout=600)
+    out, name = {}, None
+    for line in p.stdout.splitlines():
+        m = re.match(r"^(struct|union) (\S+) \{", line)
+        if m:
+            name = m.group(1) + " " + m.group(2)
+            continue
+        m = re.search(r"/\* size: (\d+)", line)
+        if m and name:
+            out.setdefault(name, int(m.group(1)))
+            name = None
+    return out
+
+
+def check_builds_diff(a):
+    """diff between two Debian builds: nothing against itself, pahole's size changes."""
+    p, _ = run([a.hitmap, "diff", a.vmlinux, a.vmlinux, "--json"], timeout=600)
+    d = load_json(p.stdout) or {}
+    check("diff of the vmlinux against itself: 0 findings in %d types" % d.get("compared", 0),
+          p.returncode == 0 and d.get("compared", 0) > 1000 and d.get("types") == [],
+          "exit %d, %d types with findings" % (p.returncode, len(d.get("types", []))))
+    p, _ = run([a.hitmap, "diff", a.other_vmlinux, a.vmlinux, "--json"], timeout=600)
+    d = load_json(p.stdout) or {}
+    hm = {t["name"] for t in d.get("types", [])
+          if any(f["kind"] == "size" for f in t["findings"])}
+    old, new = pahole_sizes(a.other_vmlinux), pahole_sizes(a.vmlinux)
+    ph = {k for k in old if k in new and old[k] != new[k]}
+    check("diff of the two Debian builds names pahole's %d size changes, no other" % len(ph),
+          p.returncode == 0 and ph and hm == ph,
+          "pahole only: %s; hitmap only: %s" % (sorted(ph - hm)[:4], sorted(hm - ph)[:4]))
+
+
 def tail(out, step):
     try:
         with open(os.path.join(out, step + ".err")) as f:
@@ -305,6 +339,7 @@ def main():
         check_workload(a, name, steps, guest_secs)
     if steps:
         check_other_build(a)
+    check_builds_diff(a)
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
 

@@ -236,6 +236,11 @@ static void test_buildid_dir_supplies_recorded_binary(void **state)
 	assert_true(loc.line > 0);
 	assert_int_equal(loc.flags, 0);
 	assert_string_equal(loc.module, P.rebuilt);
+	/* The data symbolizer reads the same file (hm_data_set_files). */
+	snprintf(cache + strlen(cache), sizeof(cache) - strlen(cache), "/.build-id/%.2s/%s/elf",
+		 hex, hex + 2);
+	assert_string_equal(hm_code_file(c, P.rebuilt), cache);
+	assert_null(hm_code_file(c, "/never/mapped"));
 	hm_code_close(c);
 }
 

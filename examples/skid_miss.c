@@ -3,7 +3,7 @@
  * random entry of a 256 MiB table (a cache miss every time), then touches a hot
  * variable, in a function of its own so that its samples stay apart:
  *   load_store   v = table[j]; then a thread-local store    (issue 15's shape)
- *   load_load    v = table[j]; then a load of a hot global
+ *   load_load    v = table[j]; then a load of a hot global (conf.limit)
  *   store_load   table[j] = i; then a load of a hot global
  *   load_alu     v = table[j]; then arithmetic              (the plain case)
  *   store_alu    table[j] = i; then arithmetic
@@ -17,9 +17,14 @@
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 #define ENTRIES (1ul << 25)
 
+struct table_conf {
+	unsigned long limit;		/* hot: read by load_load and store_load */
+	unsigned long resizes;
+};
+
 static unsigned long table[ENTRIES];
 static __thread unsigned long last_seen;
-unsigned long hot_limit = ENTRIES;
+struct table_conf conf = {.limit = ENTRIES};
 
 /* A random entry: the multiplicative hash spreads i over the table. */
 static inline unsigned long *entry(unsigned long i)
@@ -53,7 +58,7 @@ __attribute__((noinline)) static unsigned long load_load(unsigned long n)
 		unsigned long *e = entry(i);
 
 		KEEP(e);
-		sum += READ_ONCE(*e) < READ_ONCE(hot_limit);
+		sum += READ_ONCE(*e) < READ_ONCE(conf.limit);
 		KEEP(e);
 	}
 	return sum;
@@ -68,7 +73,7 @@ __attribute__((noinline)) static unsigned long store_load(unsigned long n)
 
 		KEEP(e);
 		WRITE_ONCE(*e, i);
-		sum += READ_ONCE(hot_limit);
+		sum += READ_ONCE(conf.limit);
 		KEEP(e);
 	}
 	return sum;

@@ -12,6 +12,13 @@
 #include <sched.h>
 #include <unistd.h>
 
+/* -DPADDED: each field on a line of its own (the fix of skid_load_store's sharing). */
+#ifdef PADDED
+#define SKID_ALIGNED __attribute__((aligned(64)))
+#else
+#define SKID_ALIGNED
+#endif
+
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 

@@ -3,14 +3,14 @@
  * (`mov rcu_state(%rip),%rax` then `mov %rax,%fs:...`), while the updater bumps its own
  * callback count on the same cache line: false sharing between gp_ctr's reader and
  * nr_callbacks' writer. The load waits for the line; the sample lands on the store.
- *
+ * -DPADDED (skid_load_store_padded) puts each field on a line of its own: the fix.
  * usage: skid_load_store [ITERATIONS]   (default 5000000 per thread) */
 #define _GNU_SOURCE
 #include "skid.h"
 
 struct rcu_state {
-	unsigned long gp_ctr;		/* read by every reader */
-	unsigned long nr_callbacks;	/* the updater's own count, written all the time */
+	unsigned long gp_ctr SKID_ALIGNED;	/* read by every reader */
+	unsigned long nr_callbacks SKID_ALIGNED; /* the updater's, written all the time */
 };
 
 struct rcu_state rcu_state;
@@ -32,7 +32,7 @@ static void *reader(void *arg)
 	(void)arg;
 	skid_begin(0);
 	for (unsigned long i = 0; i < iterations; i++) {
-		line_stolen(&rcu_state);
+		line_stolen(&rcu_state.gp_ctr);
 		rcu_read_lock();
 		rcu_read_unlock();
 	}
@@ -44,7 +44,7 @@ static void *updater(void *arg)
 	(void)arg;
 	skid_begin(1);
 	for (unsigned long i = 0; i < iterations; i++) {
-		line_stolen(&rcu_state);
+		line_stolen(&rcu_state.nr_callbacks);
 		WRITE_ONCE(rcu_state.nr_callbacks, i);
 	}
 	return NULL;

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/utsname.h>
 
+#include "analyzer/skid.h"
 #include "core/hash.h"
 #include "symbolize/code.h"
 #include "symbolize/data.h"
@@ -45,6 +46,7 @@ struct dent {
 	uint64_t ip;
 	uint32_t space;			/* pid; UINT32_MAX for the kernel */
 	int8_t at, before;		/* 0 not tried, 1 decoded, -1 not an instruction */
+	int8_t target;			/* a direct jump lands on ip: 0 not tried, 1 yes, -1 no */
 	struct hm_insn in_at, in_before;
 };
 
@@ -145,10 +147,7 @@ static enum hm_source source_of(const struct hm_perf_attr *a)
 /* The operand an access is about: the first explicit data operand. */
 static const struct hm_memop *data_operand(const struct hm_insn *in)
 {
-	for (uint32_t i = 0; i < in->nr_mem; i++)
-		if (hm_access_is_data(in->mem[i].access) && !in->mem[i].implicit && !in->mem[i].vsib)
-			return &in->mem[i];
-	return NULL;
+	return hm_decode_data_operand(in);
 }
 
 static void apply_operand(struct hm_access *a, const struct hm_insn *in, const struct hm_memop *op)
@@ -251,23 +250,65 @@ static int insn_before(struct hm_resolver *r, const struct hm_access *a, struct 
 	return 0;
 }
 
-/* A timer interrupt is taken once the stalled instruction retires, so its sample names
- * the next one (skid: in a loop of load, add, store the load's successor collects most
- * samples). When the instruction at ip touches no memory, the access is the previous
- * instruction's, whose address registers still hold their values unless it wrote them. */
-static const struct hm_memop *skid_operand(struct hm_resolver *r, struct hm_access *a,
-					   struct hm_insn *in)
+/* Whether a direct jump of the function lands on the sampled ip (decoded once per ip). */
+static int ip_jump_target(struct hm_resolver *r, const struct hm_sample *s)
 {
-	struct hm_insn prev;
-	const struct hm_memop *op;
+	struct dent *e = dcache(r, s);
+	struct hm_code_loc loc;
+	size_t n;
 
-	if (insn_before(r, a, &prev) || !(op = data_operand(&prev)) ||
-	    (op->base >= 0 && (prev.regs_written >> op->base & 1)) ||
-	    (op->index >= 0 && (prev.regs_written >> op->index & 1)))
+	if (!e->target) {
+		if (hm_code_lookup(r->code, s->pid, s->ip, s->kernel, &loc) || !loc.func_start ||
+		    !loc.func_size || loc.func_size > MAX_FUNC_BYTES)
+			return 0;	/* unknown extent: taken as no jump target */
+		n = hm_code_read(r->code, s->pid, loc.func_start, s->kernel, r->fbuf,
+				 (size_t)loc.func_size);
+		e->target = n && hm_decode_jumps_to(r->dec, r->fbuf, n, loc.func_start, s->ip)
+			? 1 : -1;
+	}
+	return e->target > 0;
+}
+
+static void count_skid(struct hm_resolve_stats *st, const struct hm_skid_pick *p)
+{
+	st->skid_jump_target += p->jump_target;
+	if (p->rule == HM_SKID_AT_IP) {
+		st->at_ip++;
+		return;
+	}
+	st->skid++;
+	st->skid_over += p->over;
+	st->skid_lost += p->rule == HM_SKID_LOST;
+	if (p->op->access == HM_ACC_STORE)
+		st->skid_store++;
+	else
+		st->skid_load++;
+}
+
+/* Timer: the charged instruction (analyzer/skid.h) in *in and its operand; *before set
+ * when that is the instruction before ip, whose registers are those after it ran. */
+static const struct hm_memop *timer_pick(struct hm_resolver *r, struct hm_access *a,
+					 struct hm_insn *in, int *before)
+{
+	struct hm_insn at, prev;
+	int have_at = decode_at(r, &a->s, &at) == 0;
+	int have_prev = insn_before(r, a, &prev) == 0;
+	struct hm_skid_pick p;
+
+	if (!have_at && !have_prev)
 		return NULL;
-	*in = prev;
-	r->st.skid++;
-	a->s.ip = prev.addr;
+	p = hm_skid_choose(have_at ? &at : NULL, have_prev ? &prev : NULL,
+			   have_prev && data_operand(&prev) && ip_jump_target(r, &a->s));
+	if (p.rule == HM_SKID_NONE) {
+		r->st.skid_jump_target += p.jump_target;
+		r->st.not_memory++;
+		return NULL;
+	}
+	count_skid(&r->st, &p);
+	*in = *p.in;
+	*before = p.rule != HM_SKID_AT_IP;
+	if (*before)
+		a->s.ip = in->addr;
 	return data_operand(in);
 }
 
@@ -285,9 +326,11 @@ static void percpu_offset(const struct hm_resolver *r, struct hm_access *a,
 		*ea -= r->kdisk_bias;
 }
 
-/* Timer: the instruction at ip has not run; its inputs are the sampled registers. */
+/* Timer: the registers are those before the instruction at ip ran, after the one before
+ * it; either way an operand whose address registers were not overwritten gets its exact
+ * address from them. */
 static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_event *ev,
-					 struct hm_access *a, struct hm_insn *in)
+					 struct hm_access *a, struct hm_insn *in, int *before)
 {
 	const struct hm_perf_regs *regs = a->s.kernel ? &ev->sample.regs_intr
 						       : &ev->sample.regs_user;
@@ -295,17 +338,15 @@ static const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_
 	uint64_t ea;
 	int needs_seg = 0;
 
-	if (decode_at(r, &a->s, in))
+	if (!(op = timer_pick(r, a, in, before)))
 		return NULL;
-	if (!(op = data_operand(in)) && !(op = skid_operand(r, a, in))) {
-		r->st.not_memory++;
-		return NULL;
-	}
 	if (a->s.kernel && hm_code_kernel_patched(r->code, in->addr)) {
 		r->st.kernel_patched++;
 		return NULL;
 	}
 	apply_operand(a, in, op);
+	if (*before && !hm_decode_keeps_address(in, op))
+		return op;	/* HM_SKID_LOST: counted there, named without an address */
 	if (!regs->abi || hm_decode_ea(in, op, regs->mask, regs->regs, 0, 0, &ea, &needs_seg)) {
 		if (!needs_seg)
 			r->st.no_regs++;
@@ -492,7 +533,7 @@ static void kernel_setup(struct hm_resolver *r)
 }
 
 static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, struct hm_access *a,
-		      const struct hm_insn *in, const struct hm_memop *op)
+		      const struct hm_insn *in, const struct hm_memop *op, int after)
 {
 	const struct hm_perf_regs *regs = a->s.kernel ? &ev->sample.regs_intr
 						       : &ev->sample.regs_user;
@@ -505,9 +546,10 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 	struct hm_data_obj obj;
 	uint64_t before[64];
 
-	/* A trap's or a PEBS record's registers are those after the access: the ones it
-	 * wrote no longer hold what typed its address (mov rax, [rax + 8]). */
-	if (a->s.source != HM_SRC_TIMER && op && q.regs_mask) {
+	/* A trap's, a PEBS record's or a skidded timer sample's registers are those after
+	 * the access: the ones it wrote no longer hold what typed its address
+	 * (mov rax, [rax + 8]). */
+	if (after && op && q.regs_mask) {
 		q.regs_mask = regs_before(regs, in->regs_written, before);
 		q.regs = before;
 	}
@@ -537,6 +579,7 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 	enum hm_source src = source_of(ev->attr);
 	const struct hm_memop *op = NULL;
 	struct hm_insn in;
+	int before = 0;
 
 	memset(out, 0, sizeof(*out));
 	hm_perfdata_to_sample(ev, src, &out->s);
@@ -548,7 +591,7 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 			kernel_setup(r);
 	}
 	if (src == HM_SRC_TIMER) {
-		op = timer_addr(r, ev, out, &in);
+		op = timer_addr(r, ev, out, &in, &before);
 	} else if (src == HM_SRC_WATCH) {
 		op = watch_site(r, ev, out, &in);
 	} else if (decode_at(r, &out->s, &in) == 0 && (op = data_operand(&in))) {
@@ -561,7 +604,7 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 	code_site(r, out);
 	out->method = HM_M_NOADDR;
 	if (out->s.addr || op)
-		name_data(r, ev, out, &in, op);
+		name_data(r, ev, out, &in, op, src != HM_SRC_TIMER || before);
 	if (!out->s.addr)
 		count_noaddr(r, out);
 }

@@ -27,7 +27,15 @@ struct hm_resolve_stats {
 	uint64_t samples, by_source[3];
 	uint64_t no_code;		/* the instruction's bytes could not be read */
 	uint64_t not_memory;		/* neither it nor the one before accesses memory */
-	uint64_t skid;			/* timer: the access was the instruction before ip */
+	/* Timer samples by the instruction charged (analyzer/skid.h, docs/decode.md Skid). */
+	uint64_t at_ip;			/* the instruction at ip: the one before is no access */
+	uint64_t skid;			/* the instruction before ip (skid) */
+	uint64_t skid_load;		/* of those, a load or read-modify-write */
+	uint64_t skid_store;		/* of those, a store */
+	uint64_t skid_over;		/* of those, while the insn at ip accesses memory too */
+	uint64_t skid_lost;		/* of those, it overwrote its address registers: no
+					 * address */
+	uint64_t skid_jump_target;	/* ip is a jump target: the access before it unused */
 	uint64_t no_regs;		/* a register the address needs was not sampled */
 	uint64_t watch_no_insn;		/* no instruction ends at a watchpoint's trap ip */
 	uint64_t kernel;		/* samples in the kernel */

@@ -9,6 +9,27 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+static void row(FILE *out, const char *what, uint64_t n, uint64_t whole)
+{
+	fprintf(out, "  %-26s %10llu  %5.1f%%\n", what, (unsigned long long)n, pct(n, whole));
+}
+
+/* Timer samples by the instruction they were charged to (docs/decode.md, Skid). */
+static void skid_print(FILE *out, const struct hm_resolve_stats *rs)
+{
+	uint64_t n = rs->samples;
+
+	row(out, "timer: the insn at ip", rs->at_ip, n);
+	row(out, "skid: the insn before ip", rs->skid, n);
+	if (!rs->skid && !rs->skid_jump_target)
+		return;
+	row(out, "  after a load or RMW", rs->skid_load, n);
+	row(out, "  after a store", rs->skid_store, n);
+	row(out, "  ip's insn accesses too", rs->skid_over, n);
+	row(out, "  address overwritten", rs->skid_lost, n);
+	row(out, "  ip a jump target: unused", rs->skid_jump_target, n);
+}
+
 void hm_stats_print(FILE *out, struct hm_resolver *r)
 {
 	const struct hm_resolve_stats *rs = hm_resolver_stats(r);
@@ -24,8 +45,7 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 		(unsigned long long)rs->by_source[HM_SRC_WATCH]);
 	fprintf(out, "  not a memory access        %10llu  %5.1f%%\n",
 		(unsigned long long)rs->not_memory, pct(rs->not_memory, rs->samples));
-	fprintf(out, "  skid: the insn before ip   %10llu  %5.1f%%\n",
-		(unsigned long long)rs->skid, pct(rs->skid, rs->samples));
+	skid_print(out, rs);
 	fprintf(out, "  code bytes unreadable      %10llu  %5.1f%%\n",
 		(unsigned long long)rs->no_code, pct(rs->no_code, rs->samples));
 	fprintf(out, "  registers missing          %10llu  %5.1f%%\n",

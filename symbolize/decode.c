@@ -461,3 +461,32 @@ int hm_decode_prev(struct hm_decoder *d, const uint8_t *code, size_t len, uint64
 		return -1;
 	return hm_decode_insn(d, code + (found - func_start), (size_t)(ip - found), found, out);
 }
+
+/* A direct branch's target, from capstone's text without detail ("jne 0x401020"): the
+ * operand of a direct jump is printed as one absolute address. */
+static bool direct_target(const cs_insn *ci, uint64_t *target)
+{
+	char *end;
+
+	if (ci->mnemonic[0] != 'j' && strncmp(ci->mnemonic, "loop", 4))
+		return false;
+	if (strncmp(ci->op_str, "0x", 2))
+		return false;
+	*target = strtoull(ci->op_str, &end, 16);
+	return *end == 0;
+}
+
+int hm_decode_jumps_to(struct hm_decoder *d, const uint8_t *code, size_t len,
+		       uint64_t func_start, uint64_t ip)
+{
+	const uint8_t *p = code;
+	size_t n = len;
+	uint64_t a = func_start, t;
+	int hit = 0;
+
+	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_OFF);
+	while (!hit && n && cs_disasm_iter(d->cs, &p, &n, &a, d->ci))
+		hit = direct_target(d->ci, &t) && t == ip;
+	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	return hit;
+}

@@ -96,6 +96,13 @@ int hm_decode_insn(struct hm_decoder *d, const uint8_t *code, size_t len, uint64
 int hm_decode_prev(struct hm_decoder *d, const uint8_t *code, size_t len, uint64_t func_start,
 		   uint64_t ip, struct hm_insn *out);
 
+/* 1 if a direct jump (jmp, jcc, jrcxz, loop*) in the function's code [code, code + len)
+ * at runtime address func_start lands on ip, 0 if none does: a timer sample at such an
+ * ip may follow the jump rather than the instruction that ends at ip. Indirect jumps
+ * (switch tables) are not seen. */
+int hm_decode_jumps_to(struct hm_decoder *d, const uint8_t *code, size_t len,
+		       uint64_t func_start, uint64_t ip);
+
 #define HM_DECODE_EA_NOREG (-1)	/* a register the operand needs is not in regs_mask */
 #define HM_DECODE_EA_VSIB (-2)	/* gather/scatter: one address per vector lane */
 
@@ -123,6 +130,25 @@ const char *hm_decode_reg_name(int reg);
 static inline int hm_access_is_data(enum hm_memacc a)
 {
 	return a == HM_ACC_LOAD || a == HM_ACC_STORE || a == HM_ACC_RMW;
+}
+
+/* The operand a sample's access is about: the first explicit data operand (not a stack
+ * slot of push/call, not a gather's vector of addresses), or NULL. */
+static inline const struct hm_memop *hm_decode_data_operand(const struct hm_insn *in)
+{
+	for (uint32_t i = 0; i < in->nr_mem; i++)
+		if (hm_access_is_data(in->mem[i].access) && !in->mem[i].implicit &&
+		    !in->mem[i].vsib)
+			return &in->mem[i];
+	return NULL;
+}
+
+/* The operand's address registers still hold their values after the instruction ran
+ * (it did not write its base or index), so registers sampled after it give its address. */
+static inline int hm_decode_keeps_address(const struct hm_insn *in, const struct hm_memop *op)
+{
+	return !(op->base >= 0 && op->base < 32 && (in->regs_written >> op->base & 1)) &&
+	       !(op->index >= 0 && op->index < 32 && (in->regs_written >> op->index & 1));
 }
 
 #endif

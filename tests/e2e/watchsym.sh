@@ -249,7 +249,10 @@ int main(int argc, char **argv)
 }
 C
 if cc -O2 -g -o "$T/chase" "$T/chase.c"; then
-	run chase "$T/chase" -- 100000000 && check chase "$T/chase" node.next heap
+	# Which field is hottest depends on where live timer samples land (node.key or
+	# node.next, run to run): not asserted. What this case is for is the naming of every
+	# watched range, checked for any sample count.
+	run chase "$T/chase" -- 100000000 && check chase "$T/chase" - heap
 else echo "not ok chase: cc failed"; fi
 
 # False sharing from real traps: count_ops loads and stores stats.ops once per iteration,

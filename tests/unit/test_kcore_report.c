@@ -45,6 +45,10 @@ static struct hm_resolver *open_resolver(const char *btf, const char *kallsyms,
 	return r;
 }
 
+/* Where a timer sample of the access in lands, and is charged to it: the next instruction
+ * (docs/decode.md, Skid). */
+#define AFTER(in) ((in).addr + (in).len)
+
 /* A kernel timer sample at ip with the interrupted registers reg = val, rdi = rdi. */
 static void sample(struct hm_resolver *r, uint64_t ip, int reg, uint64_t val, uint64_t rdi,
 		   struct hm_access *a)
@@ -94,7 +98,7 @@ static void check_heap_through_kcore(uint64_t kaslr)
 						cases[i].acc);
 		struct hm_access a;
 
-		sample(r, in.addr, cases[i].reg, KHEAP + 0x100, KHEAP + 0x800, &a);
+		sample(r, AFTER(in), cases[i].reg, KHEAP + 0x100, KHEAP + 0x800, &a);
 		assert_true(a.s.kernel);
 		assert_string_equal(a.func, cases[i].func);
 		assert_int_equal(a.s.addr, KHEAP + 0x100 + (uint64_t)cases[i].disp);
@@ -133,7 +137,7 @@ static void test_kcore_without_btf_says_why(void **state)
 	(void)state;
 	snprintf(missing, sizeof(missing), "%s/no.btf", P.dir);
 	r = open_resolver(missing, P.ksyms, KTEXT);
-	sample(r, in.addr, HM_REG_DI, KHEAP, KHEAP, &a);
+	sample(r, AFTER(in), HM_REG_DI, KHEAP, KHEAP, &a);
 	assert_string_equal(a.func, "heap_one");
 	assert_int_equal(a.s.addr, KHEAP + 0x18);
 	assert_int_equal(a.method, HM_M_UNKNOWN);
@@ -178,11 +182,11 @@ static void test_kernel_aliases_and_modules(void **state)
 	hm_code_close(c);
 
 	r = open_resolver(P.rawbtf, odd, KTEXT);
-	sample(r, one.addr, HM_REG_DI, KHEAP, KHEAP, &a);
+	sample(r, AFTER(one), HM_REG_DI, KHEAP, KHEAP, &a);
 	assert_string_equal(a.func, "a_heap_one_alias");
 	assert_int_equal(a.method, HM_M_HEAP);
 	assert_string_equal(a.field, "item.flags");
-	sample(r, moved.addr, HM_REG_AX, KHEAP, KHEAP, &a);
+	sample(r, AFTER(moved), HM_REG_AX, KHEAP, KHEAP, &a);
 	assert_string_equal(a.func, "heap_moved");
 	assert_int_equal(a.s.addr, KHEAP + 8);	/* decoded from the module's bytes */
 	assert_int_equal(a.method, HM_M_UNKNOWN);
@@ -265,7 +269,7 @@ static void test_debian_vmlinux_as_kcore(void **state)
 		off += in.len;
 		if (in.nr_mem != 1 || in.mem[0].base != HM_REG_BX || in.mem[0].disp != 0x28)
 			continue;
-		sample(r, in.addr, HM_REG_BX, KHEAP, KHEAP, &a);
+		sample(r, AFTER(in), HM_REG_BX, KHEAP, KHEAP, &a);
 		break;
 	}
 	assert_string_equal(a.func, "generic_permission");

@@ -12,8 +12,9 @@
  * the checkout is, and the data symbolizer reads them as well as the code resolver (it
  * does not apply --sysroot). The kernel is tests/data/kallsyms.txt only: no vmlinux, no
  * kcore, no BTF; debuginfod is off. The batch size (7 or 97), line size, conflict window,
- * --top and a --type filter follow from the input's length, so an input always runs the
- * same way.
+ * --top, a --type filter and, for one length in four, hm_recording_load (the whole file at
+ * once, as compare and whatif read it) instead of the stream follow from the input's
+ * length, so an input always runs the same way.
  * Built and run by `make fuzz` (tests/fuzz/README.md). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,80 @@ static void run_free(struct run *r)
 	hm_arena_free(&r->ar);
 }
 
+/* --- structure-aware mutation ---
+ * Byte mutation seldom hits a record header: half the time one record of the data
+ * section (file mode) is damaged the ways hostile files are: its size below the header,
+ * short or long by 8, its type or misc changed, a byte of its body flipped, or the file
+ * cut right after it. The rest is libFuzzer's own mutation (weak: replay.c has none). */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max) __attribute__((weak));
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max, unsigned int seed);
+
+static uint32_t next_rand(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/* Offset of a record of the data section picked by r, or 0; its size in *rsize. */
+static size_t pick_record(const uint8_t *data, size_t size, uint32_t r, uint16_t *rsize)
+{
+	uint64_t doff, dsize, end;
+	size_t pos, n = 0, want;
+
+	if (size < 104 || memcmp(data, "PERFILE2", 8))
+		return 0;
+	memcpy(&doff, data + 40, 8);
+	memcpy(&dsize, data + 48, 8);
+	if (doff >= size)
+		return 0;
+	end = dsize < size - doff ? doff + dsize : size;
+	for (pos = doff; pos + 8 <= end && n < 100000; n++) {	/* count them */
+		memcpy(rsize, data + pos + 6, 2);
+		if (*rsize < 8)
+			break;
+		pos += *rsize;
+	}
+	if (!n)
+		return 0;
+	want = r % n;
+	for (pos = doff; want--; pos += *rsize)
+		memcpy(rsize, data + pos + 6, 2);
+	memcpy(rsize, data + pos + 6, 2);
+	return pos;
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max, unsigned int seed)
+{
+	static const uint32_t types[] = { 0, 1, 3, 9, 10, 11, 12, 68, 73, 80, 0xffff };
+	uint32_t x = seed | 1, r = next_rand(&x), v;
+	uint16_t rsize, s16;
+	size_t at;
+
+	if ((r & 1 || !(at = pick_record(data, size, next_rand(&x), &rsize))) && LLVMFuzzerMutate)
+		return LLVMFuzzerMutate(data, size, max);
+	if (!at)
+		return size;
+	switch ((r >> 1) % 6) {
+	case 0: s16 = (uint16_t)(next_rand(&x) % 8); memcpy(data + at + 6, &s16, 2); break;
+	case 1: s16 = rsize - 8; memcpy(data + at + 6, &s16, 2); break;
+	case 2: s16 = rsize + 8; memcpy(data + at + 6, &s16, 2); break;
+	case 3:
+		v = types[next_rand(&x) % (sizeof(types) / sizeof(types[0]))];
+		memcpy(data + at, &v, 4);
+		data[at + 4] ^= (uint8_t)next_rand(&x);
+		break;
+	case 4:
+		if (rsize > 8 && at + rsize <= size)
+			data[at + 8 + next_rand(&x) % (rsize - 8u)] ^= (uint8_t)(1u << (r >> 8) % 8);
+		break;
+	case 5:
+		return at + rsize < size ? at + rsize : size;
+	}
+	return size;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hm_resolve_opts ro = {.vmlinux = "", .kcore = "", .kernel_btf = "",
@@ -185,9 +260,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.type = (size & 12) == 12 ? "worker_stats" : NULL;
 	hm_arena_init(&r.ar);
 	r.lines = hm_lines_acc_new(&r.ar, r.line_size, size & 16 ? 1000 : 0);
-	if (hm_splits_begin(&r.ar, r.line_size, &r.split_out, &r.splits, &err) ||
-	    hm_recording_stream(path, &ro, r.type ? keep_type : NULL, (void *)r.type, batch,
-				on_batch, &r, &rec, &err)) {
+	if (hm_splits_begin(&r.ar, r.line_size, &r.split_out, &r.splits, &err)) {
+		run_free(&r);
+		return 0;
+	}
+	if ((size & 192) == 192) {	/* whole, as compare and whatif load a recording */
+		if (hm_recording_load(path, &ro, r.type ? keep_type : NULL, (void *)r.type, &rec,
+				      &err) || on_batch(rec.acc, rec.n, &r)) {
+			run_free(&r);
+			hm_recording_free(&rec);
+			return 0;
+		}
+		rec.total = rec.n;
+	} else if (hm_recording_stream(path, &ro, r.type ? keep_type : NULL, (void *)r.type,
+				       batch, on_batch, &r, &rec, &err)) {
 		run_free(&r);	/* before rec: it holds the resolver's strings */
 		hm_recording_free(&rec);
 		return 0;

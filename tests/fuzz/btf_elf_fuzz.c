@@ -92,65 +92,72 @@ static void shdr(Elf64_Shdr *s, uint32_t name, uint32_t type, uint64_t flags, ui
 			   .sh_link = link, .sh_addralign = 1, .sh_entsize = entsize };
 }
 
-/* The ELF file: header, one PT_LOAD over everything, .text with the functions, their
- * symbols, the section headers, then .BTF (last, so that cutting the file cuts it). */
-static void build(struct image *im, uint8_t mode, uint8_t sel, uint8_t val, const uint8_t *btf,
-		  size_t n)
+/* Where build put each part of the file. */
+struct parts {
+	size_t text, syms, syms_size, strs, strs_size, shs, shdrs, btf, btf_size, nsh;
+};
+
+/* .text with the functions, their symbols and names. */
+static void write_text(struct image *im, struct parts *p)
 {
-	Elf64_Ehdr eh = {0};
-	Elf64_Phdr ph = {0};
-	Elf64_Shdr sh[8];
 	Elf64_Sym sym[NR_FUNCS + 1] = {{0}};
 	char strtab[64] = "";
-	size_t at, sl = 1, text, syms, strs, shs, btf_at, nsh = 6;
+	size_t sl = 1;
 
-	put(im, NULL, sizeof(eh) + sizeof(ph), 1);
-	im->len = TEXT_OFF;
-	text = put(im, NULL, 0, 16);
+	im->len = TEXT_OFF;	/* the ELF and program headers go before */
+	p->text = put(im, NULL, 0, 16);
 	for (int i = 0; i < NR_FUNCS; i++) {
 		put(im, code, sizeof(code), 1);
 		sym[i + 1] = (Elf64_Sym){ .st_name = (uint32_t)sl,
 					  .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 					  .st_shndx = 1,
-					  .st_value = BASE + text + i * FUNC_SIZE,
+					  .st_value = BASE + p->text + i * FUNC_SIZE,
 					  .st_size = FUNC_SIZE };
 		memcpy(strtab + sl, funcs[i], strlen(funcs[i]) + 1);
 		sl += strlen(funcs[i]) + 1;
 	}
-	syms = put(im, sym, sizeof(sym), 8);
-	strs = put(im, strtab, sl, 1);
-	shs = put(im, shstr, sizeof(shstr), 1);
-	at = put(im, NULL, sizeof(sh), 8);	/* the section headers, written below */
-	if (mode & 4)
-		im->len += (sel & 7) ? (sel & 7) : 1;
-	btf_at = put(im, btf, n, 1);
-	if (mode & 0x40)
-		patch_btf(im->b + btf_at, n, sel, val);
+	p->syms = put(im, sym, sizeof(sym), 8);
+	p->syms_size = sizeof(sym);
+	p->strs = put(im, strtab, sl, 1);
+	p->strs_size = sl;
+	p->shs = put(im, shstr, sizeof(shstr), 1);
+}
+
+/* The section headers, .BTF's in the variant mode asks for. */
+static void write_shdrs(struct image *im, struct parts *p, uint8_t mode, uint8_t sel)
+{
+	static const uint32_t types[4] = { SHT_PROGBITS, SHT_NOBITS, SHT_NOTE, SHT_PROGBITS };
+	Elf64_Shdr sh[7], *b;
 
 	memset(sh, 0, sizeof(sh));
-	shdr(&sh[1], N_TEXT, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, BASE + text, text,
+	p->nsh = 6;
+	shdr(&sh[1], N_TEXT, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, BASE + p->text, p->text,
 	     NR_FUNCS * FUNC_SIZE, 0, 0);
-	shdr(&sh[2], N_SYMTAB, SHT_SYMTAB, 0, 0, syms, sizeof(sym), 3, sizeof(Elf64_Sym));
+	shdr(&sh[2], N_SYMTAB, SHT_SYMTAB, 0, 0, p->syms, p->syms_size, 3, sizeof(Elf64_Sym));
 	sh[2].sh_info = 1;
-	shdr(&sh[3], N_STRTAB, SHT_STRTAB, 0, 0, strs, sl, 0, 0);
-	shdr(&sh[4], N_SHSTRTAB, SHT_STRTAB, 0, 0, shs, sizeof(shstr), 0, 0);
-	if (mode & 0x20) {	/* an empty NOBITS .BTF before the real one */
-		shdr(&sh[5], N_BTF, SHT_NOBITS, 0, 0, btf_at, 0x1000, 0, 0);
-		nsh++;
-	}
-	Elf64_Shdr *b = &sh[nsh - 1];
-	static const uint32_t types[4] = { SHT_PROGBITS, SHT_NOBITS, SHT_NOTE, SHT_PROGBITS };
-
+	shdr(&sh[3], N_STRTAB, SHT_STRTAB, 0, 0, p->strs, p->strs_size, 0, 0);
+	shdr(&sh[4], N_SHSTRTAB, SHT_STRTAB, 0, 0, p->shs, sizeof(shstr), 0, 0);
+	if (mode & 0x20)	/* an empty NOBITS .BTF before the real one */
+		shdr(&sh[p->nsh++ - 1], N_BTF, SHT_NOBITS, 0, 0, p->btf, 0x1000, 0, 0);
+	b = &sh[p->nsh - 1];
 	shdr(b, N_BTF, types[mode & 3], (mode & 3) == 3 ? SHF_ALLOC : 0,
-	     (mode & 3) == 3 ? BASE + btf_at : 0, btf_at, n, 0, 0);
+	     (mode & 3) == 3 ? BASE + p->btf : 0, p->btf, p->btf_size, 0, 0);
 	if (mode & 0x80)
 		b->sh_name = sizeof(shstr) + 16;
-	switch ((mode >> 3) & 3) {
-	case 1: b->sh_size = n + 1 + (sel & 0xf8) * 64ull; break;
-	case 2: break;		/* the file is cut below */
-	case 3: b->sh_offset = btf_at + n + 4096; break;
-	}
-	memcpy(im->b + at, sh, nsh * sizeof(Elf64_Shdr));
+	if (((mode >> 3) & 3) == 1)
+		b->sh_size = p->btf_size + 1 + (sel & 0xf8) * 64ull;
+	if (((mode >> 3) & 3) == 3)
+		b->sh_offset = p->btf + p->btf_size + 4096;
+	memcpy(im->b + p->shdrs, sh, p->nsh * sizeof(Elf64_Shdr));
+}
+
+/* The ELF header and one PT_LOAD over everything before .BTF. */
+static void write_headers(struct image *im, const struct parts *p)
+{
+	Elf64_Ehdr eh = {0};
+	Elf64_Phdr ph = { .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0,
+			  .p_vaddr = BASE, .p_paddr = BASE, .p_filesz = p->btf,
+			  .p_memsz = p->btf, .p_align = 0x1000 };
 
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
@@ -159,22 +166,39 @@ static void build(struct image *im, uint8_t mode, uint8_t sel, uint8_t val, cons
 	eh.e_type = ET_EXEC;
 	eh.e_machine = EM_X86_64;
 	eh.e_version = EV_CURRENT;
-	eh.e_entry = BASE + text;
+	eh.e_entry = BASE + p->text;
 	eh.e_phoff = sizeof(eh);
-	eh.e_shoff = at;
+	eh.e_shoff = p->shdrs;
 	eh.e_ehsize = sizeof(eh);
 	eh.e_phentsize = sizeof(ph);
 	eh.e_phnum = 1;
 	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = (Elf64_Half)nsh;
+	eh.e_shnum = (Elf64_Half)p->nsh;
 	eh.e_shstrndx = 4;
-	ph = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0,
-			   .p_vaddr = BASE, .p_paddr = BASE, .p_filesz = btf_at,
-			   .p_memsz = btf_at, .p_align = 0x1000 };
 	memcpy(im->b, &eh, sizeof(eh));
 	memcpy(im->b + sizeof(eh), &ph, sizeof(ph));
+}
+
+/* The ELF file: headers, .text, its symbols, the section headers, then .BTF (last, so
+ * that cutting the file cuts it). */
+static void build(struct image *im, uint8_t mode, uint8_t sel, uint8_t val, const uint8_t *btf,
+		  size_t n)
+{
+	struct parts p = {0};
+
+	put(im, NULL, sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr), 1);
+	write_text(im, &p);
+	p.shdrs = put(im, NULL, 8 * sizeof(Elf64_Shdr), 8);	/* written below; room for 8 */
+	if (mode & 4)
+		im->len += (sel & 7) ? (sel & 7) : 1;
+	p.btf = put(im, btf, n, 1);
+	p.btf_size = n;
+	if (mode & 0x40)
+		patch_btf(im->b + p.btf, n, sel, val);
+	write_shdrs(im, &p, mode, sel);
+	write_headers(im, &p);
 	if (((mode >> 3) & 3) == 2)	/* the file cut inside .BTF */
-		im->len = btf_at + n / 2;
+		im->len = p.btf + n / 2;
 }
 
 /* The file as the data symbolizer sees an executable without DWARF: a sample at each

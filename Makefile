@@ -110,7 +110,7 @@ bench: deps all examples $(BENCH_BINS)
 # from the examples and the shared perf.data fixtures. Fails if any target crashes.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := perfdata layout_dwarf layout_btf decode
+FUZZ_TARGETS := perfdata layout_dwarf layout_btf decode report btf_elf kcore
 FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all
 FUZZ_BINS    := $(FUZZ_TARGETS:%=build-fuzz/fuzz/%_fuzz)

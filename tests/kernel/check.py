@@ -223,11 +223,16 @@ def check_workload(a, name, steps, guest_secs):
     reach = [s for s in set(syms.values()) if s.startswith(func_prefix)]
     check(name + ": reaches %s* (perf script)" % "|".join(func_prefix), bool(reach),
           "no sample in such a function")
-    check(name + ": hitmap names those functions too",
-          reach and all(any(hsyms.get(ip) == syms[ip] for ip in syms if syms[ip] == f)
-                        for f in reach),
-          "not named by hitmap: %s" % [f for f in reach if not any(
-              hsyms.get(ip) == f for ip in syms)][:3])
+    # By function, not ip: a timer sample is charged to the access that held it up, the
+    # instruction before ip in the same function (docs/decode.md, Skid), so a function
+    # whose few samples were all charged so has none of perf's ips in hitmap's list.
+    hnames = set(hsyms.values())
+
+    def named(f):
+        return f in hnames or any(aliases(h, f, a.vmlinux, a.debug_root) for h in hnames
+                                  if h.split(".")[0] == f.split(".")[0])
+    check(name + ": hitmap names those functions too", reach and all(named(f) for f in reach),
+          "not named by hitmap: %s" % [f for f in reach if not named(f)][:3])
     # Functions of the samples without an address (--stats, top 10) are perf's names,
     # never more samples than perf counts for them.
     over = ["%s %d > perf %d" % (f, n, counts[f]) for f, n in noaddr.items()

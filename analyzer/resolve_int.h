@@ -1,0 +1,60 @@
+/* resolve.c's resolver, shared with resolve_addr.c (which instruction a sample is
+ * charged to and the address it touched). Not for use outside analyzer/resolve*.c. */
+#ifndef HM_RESOLVE_INT_H
+#define HM_RESOLVE_INT_H
+
+#include "analyzer/resolve.h"
+#include "core/hash.h"
+#include "symbolize/code.h"
+#include "symbolize/data.h"
+#include "symbolize/decode.h"
+
+#define MAX_FUNC_BYTES 65536	/* watch: the function prefix decoded up to the trap */
+
+struct hm_resolver {
+	struct hm_code *code;
+	struct hm_decoder *dec;
+	struct hm_data *data;
+	struct hm_resolve_stats st;
+	uint8_t *fbuf;
+	struct hm_arena names;		/* "type.member" field names, interned */
+	struct hm_hash by_name;
+	struct hm_map64 tfields;	/* type_field's results by (field, type) */
+	struct hm_hash noaddr;		/* function -> struct hm_func_count */
+	struct hm_hash unreadable;	/* modules that could not be opened */
+	const char *osrelease;		/* the recording's kernel release, or NULL */
+	const char *kernel_btf;		/* the option, or NULL */
+	int kernel_set;			/* hm_data_set_kernel done */
+	uint64_t kdisk_bias;		/* KASLR when kernel code is the vmlinux's bytes */
+	struct dent **dslots;		/* decode cache, open addressing */
+	size_t dcap, dlen;
+};
+
+/* Decoded instructions per (address space, ip): a sample's instruction and the one
+ * before it depend on the code bytes alone, and a recording hits few distinct ips, so
+ * each is decoded once (capstone was 89% of the time per sample). Only what the code
+ * decides is kept: "no code here" can change as a pipe's MMAP records arrive. */
+struct dent {
+	uint64_t ip;
+	uint32_t space;			/* pid; UINT32_MAX for the kernel */
+	int8_t at, before;		/* 0 not tried, 1 decoded, -1 not an instruction */
+	int8_t target;			/* a direct jump lands on ip: 0 not tried, 1 yes, -1 no */
+	struct hm_insn in_at, in_before;
+};
+
+/* resolve_addr.c */
+const struct hm_memop *data_operand(const struct hm_insn *in);
+void apply_operand(struct hm_access *a, const struct hm_insn *in, const struct hm_memop *op);
+/* The instruction at s's ip, decoded once per (space, ip); 0 on success. */
+int decode_at(struct hm_resolver *r, const struct hm_sample *s, struct hm_insn *in);
+/* Timer: the instruction the sample is charged to (*before: the one before ip) and its
+ * exact address when the registers give it; NULL when it touched no memory. */
+const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_event *ev,
+				  struct hm_access *a, struct hm_insn *in, int *before);
+/* Watch: the accessing instruction (the one ending at the trap's ip) and its address. */
+const struct hm_memop *watch_site(struct hm_resolver *r, const struct hm_perf_event *ev,
+				  struct hm_access *a, struct hm_insn *in);
+/* Registers after an instruction ran, minus those it wrote, repacked; the new mask. */
+uint64_t regs_before(const struct hm_perf_regs *regs, uint32_t written, uint64_t *out);
+
+#endif

@@ -126,6 +126,11 @@ static void code_site(struct hm_resolver *r, struct hm_access *a)
 
 	if (rc == 0 && (loc.flags & HM_CODE_UNREADABLE) && loc.module)
 		count_unreadable(r, &loc);
+	if (rc == 0 && (loc.flags & HM_CODE_BUILDID_MISMATCH) && !a->s.kernel) {
+		r->st.stale++;	/* the kernel's vmlinux is refused up front (verify) */
+		if (!r->st.stale_hint)
+			r->st.stale_hint = loc.hint;
+	}
 	if (rc == 0 && loc.func) {
 		a->func = loc.func;
 		a->file = loc.file;

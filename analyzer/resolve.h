@@ -41,6 +41,9 @@ struct hm_resolve_stats {
 	uint64_t kernel;		/* samples in the kernel */
 	uint64_t kernel_no_code;	/* of those, code bytes unreadable (no vmlinux, no kcore) */
 	uint64_t kernel_named;		/* of those, data named (global to heap) */
+	uint64_t stale;			/* user samples whose file on disk has another
+					 * build-id than the recording names */
+	const char *stale_hint;		/* the first such file's: both build-ids, the fix */
 	uint64_t unreadable;		/* in a mapped file that could not be opened */
 	uint64_t unreadable_files;	/* how many such files */
 	const char *unreadable_hint;	/* the first one's: its path, why, and the fix */

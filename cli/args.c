@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/load.h"
 #include "core/err.h"
 
 int cli_err(const char *cmd, int code, const char *fmt, ...)
@@ -245,4 +246,20 @@ void cli_text_end(struct cli_text *t)
 	}
 	free(t->buf);
 	t->f = NULL;
+}
+
+int cli_stale(const char *cmd, const struct hm_recording *rec, int force)
+{
+	const struct hm_resolve_stats *st = hm_resolver_stats(rec->resolver);
+
+	if (!st->stale)
+		return 0;
+	if (force) {
+		cli_err(cmd, 0, "warning: --force: %s (%llu %s)", st->stale_hint,
+			(unsigned long long)st->stale, cli_plural(st->stale, "sample", "samples"));
+		return 0;
+	}
+	return cli_err(cmd, HM_EXIT_INPUT, "%s (%llu %s); or pass --force to use it anyway",
+		       st->stale_hint, (unsigned long long)st->stale,
+		       cli_plural(st->stale, "sample", "samples"));
 }

@@ -41,6 +41,11 @@ int cli_bad_option(const char *cmd, int c, char **argv);
 size_t cli_nearest(const char *want, const char *const *cands, size_t n, const char **out,
 		   size_t max);
 const char *cli_plural(uint64_t n, const char *one, const char *many);
+struct hm_recording;
+/* A binary rebuilt after recording (another build-id on disk): 0 when none, or when force
+ * (then one warning line); else one error line and HM_EXIT_INPUT, as for a --vmlinux of
+ * another build. */
+int cli_stale(const char *cmd, const struct hm_recording *rec, int force);
 
 /* Text output: rendered into memory, then written to stdout with lines longer than
  * CLI_WIDTH wrapped at spaces (continuations indented); wide: straight to stdout. */

@@ -378,7 +378,9 @@ int cmd_report(int argc, char **argv)
 		cli_err("report", 0, "%s: %llu %s lost while recording: the numbers undercount; "
 			"record with a larger -m or a lower -F", a.input, (unsigned long long)rec.lost,
 			cli_plural(rec.lost, "sample was", "samples were"));
-	if (rec.total == 0 && a.type)
+	if ((rc = cli_stale("report", &rec, a.ro.force)))
+		;	/* names and lines would be of another build */
+	else if (rec.total == 0 && a.type)
 		rc = unknown_type(&a, &tf);
 	else
 		rc = analyze(&a, &r, &rec);

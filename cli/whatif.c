@@ -42,6 +42,7 @@ static void whatif_usage(FILE *out)
 		"  --aligned-alloc  heap objects get the type's new alignment, as if allocated\n"
 		"                 with aligned_alloc or posix_memalign (default: they keep the\n"
 		"                 16-byte aligned address malloc gave them)\n"
+		"  --force        use binaries rebuilt since the recording (another build-id)\n"
 		"  --top N        lines shown (0: all)\n"
 		"  --wide         text lines as long as they come (default: wrapped at 120)\n");
 }
@@ -106,7 +107,7 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		{"json", no_argument, NULL, 'j'}, {"top", required_argument, NULL, 'n'},
 		{"window", required_argument, NULL, 'w'}, {"vmlinux", required_argument, NULL, 'k'},
 		{"sysroot", required_argument, NULL, 'R'}, {"buildid-dir", required_argument, NULL, 'B'},
-		{"aligned-alloc", no_argument, NULL, 'A'},
+		{"aligned-alloc", no_argument, NULL, 'A'}, {"force", no_argument, NULL, 'f'},
 		{"wide", no_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -138,6 +139,7 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;
 		case 'A': a->aligned_alloc = 1; break;
+		case 'f': a->ro.force = 1; break;
 		case 'h': whatif_usage(stdout); exit(HM_EXIT_OK);
 		default: cli_bad_option("whatif", c, argv); return -1;
 		}
@@ -253,7 +255,9 @@ int cmd_whatif(int argc, char **argv)
 	}
 	if (rec.warning)
 		fprintf(stderr, "hitmap whatif: warning: %s\n", rec.warning);
-	if (rec.n == 0) {
+	if ((rc = cli_stale("whatif", &rec, a.ro.force))) {
+		;	/* replayed fields would be of another build */
+	} else if (rec.n == 0) {
 		fprintf(stderr, "hitmap whatif: %s: no samples to replay: record a workload first "
 				"(hitmap record -c timer -- CMD)\n", a.input);
 		rc = HM_EXIT_INPUT;

@@ -79,7 +79,7 @@ static void rebuild(struct fc *c, const struct hm_line *target)
 
 				for (uint32_t k = 0; k < f->nr_threads; k++) {
 					const struct hm_count *t = &f->threads[k];
-					uint64_t st = t->stores + t->locked;
+					uint64_t st = t->writes;	/* a locked store once */
 
 					if (round < st)
 						fc_push(c, ln, f, t, HM_OP_STORE, time += 1000);

@@ -101,4 +101,30 @@ void hm_heat_print_json(struct hm_json *j, const struct hm_heat *h);
 /* Writes s with & < > " ' as character references. */
 void hm_heat_html_escape(FILE *out, const char *s);
 
+/* heatmap_set.c: the heat maps a streamed report builds, one per aggregate type its
+ * accesses hold (or an array of it), the first HM_HEAT_SET_MAX types seen, each fed every
+ * batch; then the busiest are drawn. What report and its fuzz target share. */
+#define HM_HEAT_SET_MAX 40
+
+struct hm_heat_cand {
+	const struct hm_type *t;
+	uint64_t count;			/* accesses to objects of t */
+	struct hm_heat heat;
+	struct hm_heat_acc *acc;	/* NULL once ended */
+};
+
+struct hm_heat_set {
+	struct hm_arena *a;
+	struct hm_heat_opts o;
+	struct hm_heat_cand cand[HM_HEAT_SET_MAX];
+	size_t nr;
+};
+
+void hm_heat_set_init(struct hm_heat_set *s, struct hm_arena *a, const struct hm_heat_opts *o);
+void hm_heat_set_add(struct hm_heat_set *s, const struct hm_access *acc, size_t n);
+/* Finishes every map (idempotent; also what frees their accumulators). */
+void hm_heat_set_end(struct hm_heat_set *s);
+/* The max busiest finished maps into hp, busiest first; how many (0: no typed access). */
+size_t hm_heat_set_busiest(const struct hm_heat_set *s, const struct hm_heat **hp, size_t max);
+
 #endif

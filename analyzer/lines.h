@@ -37,6 +37,7 @@ struct hm_count {
 	uint32_t pid;			/* threads: the process; CPUs: 0 */
 	uint64_t records, loads, stores;
 	uint64_t locked;		/* atomic accesses: they write, whatever their op */
+	uint64_t writes;		/* stores and atomics, each once (hm_lines_writes) */
 };
 
 /* A code site: function file:line when symbolized, else the ip alone. */
@@ -159,7 +160,7 @@ struct hm_line {
 	int latent;			/* a sharing pair, but every access on one CPU */
 	uint32_t latent_cpu;		/* that CPU, when latent */
 	/* The top pair's sides (tid_a on row a, tid_b on row b): records and stores. */
-	uint64_t ev_records[2], ev_stores[2];
+	uint64_t ev_records[2], ev_writes[2];
 	const char *evidence;		/* one sentence on the top pair; NULL without one */
 	const char *advice;		/* what to do: too few samples, or latent */
 };

@@ -14,6 +14,7 @@ static void count(struct cent *e, const struct hm_lrec *r)
 	e->loads += r->op == HM_OP_LOAD;
 	e->stores += r->op == HM_OP_STORE;
 	e->locked += r->locked;
+	e->writes += r->writes;
 }
 
 static int cmp_cent(const void *x, const void *y)
@@ -62,6 +63,7 @@ struct hm_count *hm_lines_to_counts(struct hm_arena *a, const struct cent *e, si
 		out[i].loads = e[i].loads;
 		out[i].stores = e[i].stores;
 		out[i].locked = e[i].locked;
+		out[i].writes = e[i].writes;
 	}
 	return out;
 }

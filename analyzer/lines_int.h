@@ -9,7 +9,7 @@
 struct cent {
 	uint64_t k1, k2;
 	uint32_t used, aux;		/* aux: a row's or line's number */
-	uint64_t records, loads, stores, locked;
+	uint64_t records, loads, stores, locked, writes;
 	const struct hm_access *x;	/* the first access (a named one, for rows) */
 };
 

@@ -135,6 +135,7 @@ static void add_counts(struct hm_arena *a, struct hm_count **dst, uint32_t *nd,
 		(*dst)[j].loads += s->loads;
 		(*dst)[j].stores += s->stores;
 		(*dst)[j].locked += s->locked;
+		(*dst)[j].writes += s->writes;
 	}
 }
 

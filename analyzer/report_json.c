@@ -153,9 +153,9 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 	if (ln->nr_pairs) {
 		hm_json_obj_begin(j, "sides");
 		hm_json_u64(j, "a_records", ln->ev_records[0]);
-		hm_json_u64(j, "a_stores", ln->ev_stores[0]);
+		hm_json_u64(j, "a_writes", ln->ev_writes[0]);
 		hm_json_u64(j, "b_records", ln->ev_records[1]);
-		hm_json_u64(j, "b_stores", ln->ev_stores[1]);
+		hm_json_u64(j, "b_writes", ln->ev_writes[1]);
 		hm_json_obj_end(j);
 	}
 	hm_json_str(j, "contention_kind", kind);

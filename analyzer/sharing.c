@@ -451,12 +451,12 @@ static void pair_sides(struct hm_line *ln, const struct hm_pair *p)
 	for (int s = 0; s < 2; s++) {
 		const struct hm_lfield *f = &ln->fields[row[s]];
 
-		ln->ev_records[s] = ln->ev_stores[s] = 0;
+		ln->ev_records[s] = ln->ev_writes[s] = 0;
 		for (uint32_t i = 0; i < f->nr_threads; i++) {
 			if (f->threads[i].id != tid[s])
 				continue;
 			ln->ev_records[s] = f->threads[i].records;
-			ln->ev_stores[s] = f->threads[i].stores + f->threads[i].locked;
+			ln->ev_writes[s] = f->threads[i].writes;	/* a locked store once */
 		}
 	}
 }
@@ -468,8 +468,8 @@ static enum hm_confidence confidence(const struct hm_line *ln, const struct hm_p
 {
 	uint64_t least = ln->ev_records[0] < ln->ev_records[1] ? ln->ev_records[0]
 							       : ln->ev_records[1];
-	uint64_t stores = ln->ev_stores[0] > ln->ev_stores[1] ? ln->ev_stores[0]
-							      : ln->ev_stores[1];
+	uint64_t stores = ln->ev_writes[0] > ln->ev_writes[1] ? ln->ev_writes[0]
+							      : ln->ev_writes[1];
 	int moved = p->events || (ln->c2c && hm_c2c_hitm(ln->c2c));
 
 	if (exact)	/* counts, not samples: only a one-off side falls short */
@@ -484,10 +484,10 @@ static enum hm_confidence confidence(const struct hm_line *ln, const struct hm_p
 static const char *side_text(struct hm_arena *a, const struct hm_line *ln, uint32_t row,
 			     uint32_t tid, int s)
 {
-	return hm_arena_printf(a, "thread %u %s %s (%" PRIu64 " record%s, %" PRIu64 " store%s)",
-			       tid, ln->ev_stores[s] ? "writes" : "reads", ln->fields[row].field,
+	return hm_arena_printf(a, "thread %u %s %s (%" PRIu64 " record%s, %" PRIu64 " write%s)",
+			       tid, ln->ev_writes[s] ? "writes" : "reads", ln->fields[row].field,
 			       ln->ev_records[s], ln->ev_records[s] == 1 ? "" : "s",
-			       ln->ev_stores[s], ln->ev_stores[s] == 1 ? "" : "s");
+			       ln->ev_writes[s], ln->ev_writes[s] == 1 ? "" : "s");
 }
 
 static const char *evidence(struct hm_arena *a, const struct hm_line *ln,

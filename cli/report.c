@@ -183,55 +183,17 @@ static int unknown_type(const struct report_args *a, const struct type_filter *f
 		       n > 1 ? near[1] : "", n > 2 ? ", " : "", n > 2 ? near[2] : "");
 }
 
-/* What the batches build: lines, splits, and heat maps of the first MAX_HEAT_CANDS
- * aggregate types seen (matching --type), of which the busiest are drawn. */
-#define MAX_HEAT_CANDS (MAX_HEAT_TYPES * 8)
-
-struct heat_cand {
-	const struct hm_type *t;
-	uint64_t count;
-	struct hm_heat heat;
-	struct hm_heat_acc *acc;
-};
-
+/* What the batches build: lines, splits, and the heat maps of the aggregate types seen
+ * (matching --type: the stream keeps only those), of which the busiest are drawn. */
 struct run {
 	const struct report_args *a;
 	struct hm_arena ar;
 	struct hm_lines_acc *lines;
 	struct hm_splits_acc *splits;
 	struct hm_splits split_out;
-	struct heat_cand cand[MAX_HEAT_CANDS];
-	size_t nr_cand;
+	struct hm_heat_set heat;
 	struct hm_err err;
 };
-
-static void heat_count(struct run *r, const struct hm_access *acc, size_t n)
-{
-	struct hm_heat_opts o = {.line_size = r->a->line_size};
-
-	for (size_t i = 0; i < n; i++) {
-		const struct hm_type *t = hm_type_agg(acc[i].type, NULL);
-		struct heat_cand *c = NULL;
-
-		if (!t || !t->size ||
-		    (r->a->type && !matches_type(&acc[i], r->a->type)))
-			continue;
-		for (size_t k = 0; k < r->nr_cand && !c; k++)
-			if (hm_heat_type_matches(r->cand[k].t, t))
-				c = &r->cand[k];
-		if (!c && r->nr_cand < MAX_HEAT_CANDS) {
-			c = &r->cand[r->nr_cand];
-			if (hm_heat_begin(&r->ar, t, &o, &c->heat, &c->acc, NULL))
-				continue;
-			c->t = t;
-			r->nr_cand++;
-		}
-		if (c)
-			c->count++;
-	}
-	for (size_t k = 0; k < r->nr_cand; k++)
-		hm_heat_add(r->cand[k].acc, acc, n);
-}
 
 static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 {
@@ -241,7 +203,7 @@ static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 		return -1;
 	hm_splits_add(r->splits, acc, n);
 	if (r->a->heatmap || r->a->html)
-		heat_count(r, acc, n);
+		hm_heat_set_add(&r->heat, acc, n);
 	return 0;
 }
 
@@ -251,17 +213,7 @@ static int pick_heat(const struct report_args *a, struct run *r, const struct hm
 {
 	size_t max = a->type || !a->html ? 1 : MAX_HEAT_TYPES;
 
-	for (*n = 0; *n < max;) {
-		struct heat_cand *best = NULL;
-
-		for (size_t k = 0; k < r->nr_cand; k++)
-			if (r->cand[k].count && (!best || r->cand[k].count > best->count))
-				best = &r->cand[k];
-		if (!best)
-			break;
-		hp[(*n)++] = &best->heat;
-		best->count = 0;
-	}
+	*n = hm_heat_set_busiest(&r->heat, hp, max);
 	if (*n)
 		return 0;
 	if (a->type)
@@ -305,10 +257,7 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 	r->lines = NULL;
 	hm_splits_end(r->splits);
 	r->splits = NULL;
-	for (size_t k = 0; k < r->nr_cand; k++) {
-		hm_heat_end(r->cand[k].acc);
-		r->cand[k].acc = NULL;
-	}
+	hm_heat_set_end(&r->heat);
 	v.source = lines.source;
 	v.warning = rec->kernel_warning;
 	if ((a->heatmap || a->html) && (rc = pick_heat(a, r, hp, &nh)))
@@ -340,8 +289,7 @@ static void run_free(struct run *r)
 	if (r->lines)
 		hm_lines_acc_end(r->lines, &discard);
 	hm_splits_end(r->splits);
-	for (size_t k = 0; k < r->nr_cand; k++)
-		hm_heat_end(r->cand[k].acc);
+	hm_heat_set_end(&r->heat);
 	hm_arena_free(&r->ar);
 }
 
@@ -359,6 +307,7 @@ int cmd_report(int argc, char **argv)
 	tf.want = a.type;
 	r.a = &a;
 	hm_arena_init(&r.ar);
+	hm_heat_set_init(&r.heat, &r.ar, &(struct hm_heat_opts){.line_size = a.line_size});
 	r.lines = hm_lines_acc_new(&r.ar, a.line_size, a.window_ns);
 	if (hm_splits_begin(&r.ar, a.line_size, &r.split_out, &r.splits, &err) ||
 	    hm_recording_stream(a.input, &a.ro, a.type ? keep_type : NULL, &tf,

@@ -26,27 +26,18 @@
 #include "analyzer/stats_print.h"
 #include "tests/fuzz/fuzz_util.h"
 
-#define MAX_CANDS 16
 #define MAX_DRAWN 3
 
 static FILE *null_out;
 
 /* --- what cli/report.c does with the batches --- */
 
-struct cand {
-	const struct hm_type *t;
-	uint64_t count;
-	struct hm_heat heat;
-	struct hm_heat_acc *acc;
-};
-
 struct run {
 	struct hm_arena ar;
 	struct hm_lines_acc *lines;
 	struct hm_splits_acc *splits;
 	struct hm_splits split_out;
-	struct cand cand[MAX_CANDS];
-	size_t nr_cand;
+	struct hm_heat_set heat;
 	uint32_t line_size;
 	const char *type;
 	struct hm_err err;
@@ -66,33 +57,6 @@ static int keep_type(const struct hm_access *x, void *ctx)
 	return matches_type(x, ctx);
 }
 
-static void heat_count(struct run *r, const struct hm_access *acc, size_t n)
-{
-	struct hm_heat_opts o = {.line_size = r->line_size, .all_elems = r->line_size == 128};
-
-	for (size_t i = 0; i < n; i++) {
-		const struct hm_type *t = hm_type_strip(acc[i].type);
-		struct cand *c = NULL;
-
-		if (!t || !hm_type_is_aggregate(t) || !t->size)
-			continue;
-		for (size_t k = 0; k < r->nr_cand && !c; k++)
-			if (hm_heat_type_matches(r->cand[k].t, t))
-				c = &r->cand[k];
-		if (!c && r->nr_cand < MAX_CANDS) {
-			c = &r->cand[r->nr_cand];
-			if (hm_heat_begin(&r->ar, t, &o, &c->heat, &c->acc, NULL))
-				continue;
-			c->t = t;
-			r->nr_cand++;
-		}
-		if (c)
-			c->count++;
-	}
-	for (size_t k = 0; k < r->nr_cand; k++)
-		hm_heat_add(r->cand[k].acc, acc, n);
-}
-
 static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 {
 	struct run *r = arg;
@@ -100,7 +64,7 @@ static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 	if (hm_lines_acc_add(r->lines, acc, n, &r->err))
 		return -1;
 	hm_splits_add(r->splits, acc, n);
-	heat_count(r, acc, n);
+	hm_heat_set_add(&r->heat, acc, n);
 	return 0;
 }
 
@@ -110,9 +74,7 @@ static void heatmaps(struct run *r)
 	size_t n = 0;
 	struct hm_json j;
 
-	for (size_t k = 0; k < r->nr_cand && n < MAX_DRAWN; k++)
-		if (r->cand[k].count)
-			hp[n++] = &r->cand[k].heat;
+	n = hm_heat_set_busiest(&r->heat, hp, MAX_DRAWN);
 	if (!n)
 		return;
 	hm_heat_print_html(null_out, hp, n, "fuzz");
@@ -138,10 +100,7 @@ static void analyze(struct run *r, struct hm_recording *rec, size_t top)
 	r->lines = NULL;
 	hm_splits_end(r->splits);
 	r->splits = NULL;
-	for (size_t k = 0; k < r->nr_cand; k++) {
-		hm_heat_end(r->cand[k].acc);
-		r->cand[k].acc = NULL;
-	}
+	hm_heat_set_end(&r->heat);
 	heatmaps(r);
 	v.source = lines.source;
 	v.lines = &lines;
@@ -160,8 +119,7 @@ static void run_free(struct run *r)
 	if (r->lines)
 		hm_lines_acc_end(r->lines, &discard);
 	hm_splits_end(r->splits);
-	for (size_t k = 0; k < r->nr_cand; k++)
-		hm_heat_end(r->cand[k].acc);
+	hm_heat_set_end(&r->heat);
 	hm_arena_free(&r->ar);
 }
 
@@ -259,6 +217,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.line_size = size & 2 ? 128 : 64;
 	r.type = (size & 12) == 12 ? "worker_stats" : NULL;
 	hm_arena_init(&r.ar);
+	hm_heat_set_init(&r.heat, &r.ar, &(struct hm_heat_opts){.line_size = r.line_size,
+							       .all_elems = r.line_size == 128});
 	r.lines = hm_lines_acc_new(&r.ar, r.line_size, size & 16 ? 1000 : 0);
 	if (hm_splits_begin(&r.ar, r.line_size, &r.split_out, &r.splits, &err)) {
 		run_free(&r);

@@ -164,9 +164,9 @@ static void test_evidence_names_both_sides_with_counts(void **state)
 	assert_int_equal(ln->verdict, HM_V_FALSE_SHARING);
 	assert_non_null(ln->evidence);
 	assert_non_null(strstr(ln->evidence, "thread 101 writes worker_stats.ops (10 records, "
-					     "10 stores)"));
+					     "10 writes)"));
 	assert_non_null(strstr(ln->evidence, "thread 102 writes worker_stats.errors (11 "
-					     "records, 10 stores)"));
+					     "records, 10 writes)"));
 	assert_non_null(strstr(ln->evidence, "on 2 CPUs"));
 	set_free(s);
 }
@@ -259,6 +259,25 @@ static void test_tls_copies_of_two_threads_never_share(void **state)
 	set_free(s);
 }
 
+/* lock add: decoded as a store and atomic; it is one write, not two. */
+static void test_locked_store_is_one_write(void **state)
+{
+	struct set *s = set_new();
+	const struct hm_line *ln;
+
+	(void)state;
+	two_writers(s, 10, HM_SRC_TIMER);
+	for (size_t i = 0; i < s->n; i++)
+		s->acc[i].locked = 1;
+	build(s, 1000);
+	ln = &s->lines.lines[0];
+	assert_int_equal(ln->verdict, HM_V_FALSE_SHARING);
+	assert_int_equal(ln->ev_writes[0], 10);
+	assert_int_equal(ln->ev_writes[1], 10);
+	assert_non_null(strstr(ln->evidence, "(10 records, 10 writes)"));
+	set_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_shared_line_ranks_above_private),
 		cmocka_unit_test(test_array_elements_of_one_global_get_element_fix),
 		cmocka_unit_test(test_tls_copies_of_two_threads_never_share),
+		cmocka_unit_test(test_locked_store_is_one_write),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

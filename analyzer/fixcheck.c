@@ -62,18 +62,24 @@ static int holds_object(const struct hm_line *ln, const struct hm_line *target)
 	return 0;
 }
 
-/* Every row of every line that holds one of target's objects, as accesses. */
+/* Every row of every line that holds one of target's objects, as accesses. The lines
+ * are found once (a scan of the whole report), then walked FC_CAP times. */
 static void rebuild(struct fc *c, const struct hm_line *target)
 {
+	const struct hm_line **hold = malloc((c->l->nr + 1) * sizeof(*hold));
 	uint64_t time = 0;
+	size_t nh = 0;
 
+	if (!hold)
+		hm_oom();
+	for (size_t i = 0; i < c->l->nr; i++)
+		if (&c->l->lines[i] == target || holds_object(&c->l->lines[i], target))
+			hold[nh++] = &c->l->lines[i];
 	c->n = 0;
 	for (uint32_t round = 0; round < FC_CAP; round++) {
-		for (size_t i = 0; i < c->l->nr; i++) {
-			const struct hm_line *ln = &c->l->lines[i];
+		for (size_t i = 0; i < nh; i++) {
+			const struct hm_line *ln = hold[i];
 
-			if (ln != target && !holds_object(ln, target))
-				continue;
 			for (uint32_t j = 0; j < ln->nr_fields; j++) {
 				const struct hm_lfield *f = &ln->fields[j];
 
@@ -89,6 +95,7 @@ static void rebuild(struct fc *c, const struct hm_line *target)
 			}
 		}
 	}
+	free(hold);
 }
 
 /* The top-level member of t holding byte `in` of it. */

@@ -221,15 +221,10 @@ static void warn(struct hm_recording *rec, const char *fmt, ...)
 
 static void warn(struct hm_recording *rec, const char *fmt, ...)
 {
-	size_t n = strlen(rec->warn);
 	va_list ap;
 
-	if (n && n + 2 < sizeof(rec->warn)) {
-		memcpy(rec->warn + n, "; ", 3);
-		n += 2;
-	}
 	va_start(ap, fmt);
-	vsnprintf(rec->warn + n, sizeof(rec->warn) - n, fmt, ap);
+	hm_msg_vappend(rec->warn, sizeof(rec->warn), fmt, ap);
 	va_end(ap);
 	rec->warning = rec->warn;
 }

@@ -4,6 +4,7 @@
 #define HM_ERR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 /* Exit codes shared by every subcommand (DESIGN.md, CLI). */
 enum hm_exit {
@@ -22,5 +23,7 @@ struct hm_err {
 /* Formats msg into err (if non-NULL) and returns -1 so callers can `return hm_err_set(...)`. */
 int hm_err_set(struct hm_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Appends to the one-line message buf (of size bytes), "; " between parts; truncates. */
+void hm_msg_vappend(char *buf, size_t size, const char *fmt, va_list ap);
 
 #endif

@@ -33,15 +33,10 @@ static int truncated(struct hm_perfdata *pd, uint64_t have, const char *why, str
 
 void hm_pd_warn(struct hm_perfdata *pd, const char *fmt, ...)
 {
-	size_t n = strlen(pd->warning);
 	va_list ap;
 
-	if (n && n + 2 < sizeof(pd->warning)) {
-		memcpy(pd->warning + n, "; ", 3);
-		n += 2;
-	}
 	va_start(ap, fmt);
-	vsnprintf(pd->warning + n, sizeof(pd->warning) - n, fmt, ap);
+	hm_msg_vappend(pd->warning, sizeof(pd->warning), fmt, ap);
 	va_end(ap);
 }
 

@@ -208,40 +208,57 @@ static const char *hole_owner(struct hm_arena *a, const struct hm_shape *s, uint
 	return m->name ? m->name : hm_ld_anon_path(a, "", hm_type_strip(m->type), i);
 }
 
-static uint64_t hole_after(struct hm_arena *a, const struct hm_shape *s, const char *name)
+/* Each member of s by its hole-owner name (the first of a repeated name), once. */
+static void index_owners(struct hm_arena *a, const struct hm_shape *s, const char **who,
+			 struct hm_hash *by)
 {
-	for (uint32_t i = 0; i < s->nr; i++)
-		if (!strcmp(hole_owner(a, s, i), name))
-			return s->ms[i].hole_after;
-	return 0;
+	hm_hash_init(by);
+	for (uint32_t i = 0; i < s->nr; i++) {
+		who[i] = hole_owner(a, s, i);
+		if (!hm_hash_get(by, who[i]))
+			hm_hash_put(by, who[i], (void *)&s->ms[i]);
+	}
+}
+
+static uint64_t hole_after(const struct hm_hash *by, const char *name)
+{
+	const struct hm_member_shape *ms = hm_hash_get(by, name);
+
+	return ms ? ms->hole_after : 0;
 }
 
 static void hole_changes(struct hm_arena *a, struct hm_type_diff *td, const struct hm_shape *so,
 			 const struct hm_shape *sn)
 {
+	const char **wo = hm_arena_alloc(a, (so->nr + 1) * sizeof(*wo));
+	const char **wn = hm_arena_alloc(a, (sn->nr + 1) * sizeof(*wn));
+	struct hm_hash bo, bn;
+
+	index_owners(a, so, wo, &bo);
+	index_owners(a, sn, wn, &bn);
 	for (uint32_t i = 0; i < sn->nr; i++) {
-		const char *who = hole_owner(a, sn, i);
-		uint64_t now = sn->ms[i].hole_after, was = hole_after(a, so, who);
+		uint64_t now = sn->ms[i].hole_after, was = hole_after(&bo, wn[i]);
 		struct hm_finding *f;
 
 		if (now > was) {
-			f = add(a, td, HM_F_HOLE, who);
+			f = add(a, td, HM_F_HOLE, wn[i]);
 			f->new_offset = (int64_t)(sn->ms[i].offset + sn->ms[i].size);
 			f->detail = hm_arena_printf(a, "%llu-byte hole after it (was %llu)",
 						    (unsigned long long)now, (unsigned long long)was);
 		}
 	}
 	for (uint32_t i = 0; i < so->nr; i++) {
-		const char *who = hole_owner(a, so, i);
-		uint64_t was = so->ms[i].hole_after, now = hole_after(a, sn, who);
+		uint64_t was = so->ms[i].hole_after, now = hole_after(&bn, wo[i]);
 
 		if (was && !now) {
-			struct hm_finding *f = add(a, td, HM_F_HOLE_GONE, who);
+			struct hm_finding *f = add(a, td, HM_F_HOLE_GONE, wo[i]);
 
 			f->detail = hm_arena_printf(a, "the %llu-byte hole after it is gone",
 						    (unsigned long long)was);
 		}
 	}
+	hm_hash_free(&bo);
+	hm_hash_free(&bn);
 }
 
 static struct hm_type_diff *diff_one(struct hm_arena *a, const char *name, const struct hm_type *ot,

@@ -65,9 +65,12 @@ for f in "$D"/*; do
 	layout_btf)
 		check "$base: hitmap layout --btf" "$H" layout --btf "$f"
 		check "$base: hitmap layout --btf --json -E" "$H" layout --btf "$f" --json -E ;;
-	decode) ;;
+	report)
+		check "$base: hitmap report" "$H" report -i "$f"
+		check "$base: hitmap report --json" "$H" report -i "$f" --json ;;
+	decode | btf_elf | kcore) ;;	# the input is not a file hitmap reads as such: replay only
 	*)
-		nok "$base: name it TARGET-NAME (perfdata, layout_dwarf, layout_btf, decode)"
+		nok "$base: name it TARGET-NAME (perfdata, layout_dwarf, layout_btf, decode, report, btf_elf, kcore)"
 		continue ;;
 	esac
 	# TARGET-NAME-variant: the same types changed, for hitmap diff against TARGET-NAME.

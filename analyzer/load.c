@@ -249,6 +249,9 @@ static void warnings(struct hm_recording *rec)
 		     "so their code and data are not named: %s", st->unreadable,
 		     st->unreadable_files, st->unreadable_files == 1 ? "" : "s",
 		     st->unreadable_hint ? st->unreadable_hint : "");
+	if (st->kernel_no_ksyms)
+		warn(rec, "%" PRIu64 " kernel samples have no function name: %s",
+		     st->kernel_no_ksyms, st->kernel_no_ksyms_hint);
 }
 
 /* Fills rec; on failure rec holds what was opened, for the caller to free. */

@@ -131,6 +131,11 @@ static void code_site(struct hm_resolver *r, struct hm_access *a)
 		if (!r->st.stale_hint)
 			r->st.stale_hint = loc.hint;
 	}
+	if (rc == 0 && a->s.kernel && !loc.func && (loc.flags & HM_CODE_NO_KSYMS)) {
+		r->st.kernel_no_ksyms++;
+		if (!r->st.kernel_no_ksyms_hint)
+			r->st.kernel_no_ksyms_hint = loc.hint;
+	}
 	if (rc == 0 && loc.func) {
 		a->func = loc.func;
 		a->file = loc.file;

@@ -33,7 +33,7 @@ static void report_usage(FILE *out)
 		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
 		"                     [--stats] [--vmlinux F] [--kcore F] [--sysroot D]\n"
 		"                     [--buildid-dir D] [--window US] [--batch N] [--wide]\n"
-		"                     [--force]\n\n"
+		"                     [--kallsyms F] [--force]\n\n"
 		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
@@ -46,7 +46,10 @@ static void report_usage(FILE *out)
 		"  --stats        how many samples got an address and an object, by method\n"
 		"  --vmlinux F    the recorded kernel's vmlinux (default: the -dbg package's);\n"
 		"                 one of another build (build-id) is refused: exit 2\n"
-		"  --force        use that --vmlinux anyway, with a warning (stderr, JSON)\n"
+		"  --kallsyms F   the recording machine's /proc/kallsyms (default: this one's,\n"
+		"                 when the recorded kernel release runs here); one of another\n"
+		"                 build or boot (text size, module addresses) is refused: exit 2\n"
+		"  --force        use that --vmlinux or --kallsyms anyway, with a warning\n"
 		"  --kcore F      without a vmlinux, kernel code bytes from this core file of\n"
 		"                 the running kernel (default /proc/kcore, as root, when the\n"
 		"                 recorded kernel runs here); types from /sys/kernel/btf/vmlinux\n"
@@ -67,7 +70,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{"sysroot", required_argument, NULL, 'R'},
 		{"buildid-dir", required_argument, NULL, 'B'}, {"window", required_argument, NULL, 'w'},
 		{"batch", required_argument, NULL, 'b'}, {"wide", no_argument, NULL, 'W'},
-		{"force", no_argument, NULL, 'f'},
+		{"force", no_argument, NULL, 'f'}, {"kallsyms", required_argument, NULL, 'Y'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	uint64_t v;
@@ -101,6 +104,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 's': a->stats = 1; break;
 		case 'k': a->ro.vmlinux = optarg; break;
 		case 'K': a->ro.kcore = optarg; break;
+		case 'Y': a->ro.kallsyms = optarg; break;
 		case 'f': a->ro.force = 1; break;
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;

@@ -42,7 +42,9 @@ static void whatif_usage(FILE *out)
 		"  --aligned-alloc  heap objects get the type's new alignment, as if allocated\n"
 		"                 with aligned_alloc or posix_memalign (default: they keep the\n"
 		"                 16-byte aligned address malloc gave them)\n"
-		"  --force        use binaries rebuilt since the recording (another build-id)\n"
+		"  --vmlinux F    the recorded kernel's vmlinux; --kallsyms F its /proc/kallsyms\n"
+		"  --force        use binaries rebuilt since the recording (another build-id),\n"
+		"                 or a --vmlinux/--kallsyms of another kernel\n"
 		"  --top N        lines shown (0: all)\n"
 		"  --wide         text lines as long as they come (default: wrapped at 120)\n");
 }
@@ -108,7 +110,8 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		{"window", required_argument, NULL, 'w'}, {"vmlinux", required_argument, NULL, 'k'},
 		{"sysroot", required_argument, NULL, 'R'}, {"buildid-dir", required_argument, NULL, 'B'},
 		{"aligned-alloc", no_argument, NULL, 'A'}, {"force", no_argument, NULL, 'f'},
-		{"wide", no_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
+		{"wide", no_argument, NULL, 'W'}, {"kallsyms", required_argument, NULL, 'Y'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -136,6 +139,7 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		case 'w': if (cli_window("whatif", optarg, &a->window_ns)) return -1; break;
 		case 'W': a->wide = 1; break;
 		case 'k': a->ro.vmlinux = optarg; break;
+		case 'Y': a->ro.kallsyms = optarg; break;
 		case 'R': a->ro.sysroot = optarg; break;
 		case 'B': a->ro.buildid_dir = optarg; break;
 		case 'A': a->aligned_alloc = 1; break;

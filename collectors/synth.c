@@ -233,16 +233,19 @@ int hm_synth_kernel(struct hm_perfdata_writer *w, hm_synth_note_fn note, void *c
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512], name[256], type;
-	unsigned long long addr, text = 0;
+	unsigned long long addr, text = 0, etext = 0;
 	struct hm_perf_event ev;
 
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 && !strcmp(name, "_text")) {
+	while ((!text || !etext) && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text"))
 			text = addr;
-			break;
-		}
+		else if (!strcmp(name, "_etext"))
+			etext = addr;
+	}
 	fclose(f);
 	if (!text)
 		return 0;	/* kptr_restrict hides addresses: the report falls back */
@@ -251,7 +254,9 @@ int hm_synth_kernel(struct hm_perfdata_writer *w, hm_synth_note_fn note, void *c
 	ev.misc = PERF_RECORD_MISC_KERNEL;
 	ev.mmap.pid = ev.mmap.tid = (uint32_t)-1;
 	ev.mmap.start = text;
-	ev.mmap.len = ~0ULL - text;
+	/* As perf writes it: the kernel's text, which a report checks a kallsyms file
+	 * against (another build has another size); modules have maps of their own. */
+	ev.mmap.len = etext > text ? etext - text : ~0ULL - text;
 	ev.mmap.pgoff = text;
 	ev.mmap.filename = "[kernel.kallsyms]_text";
 	return hm_perfdata_write(w, &ev, err) ? -1 : synth_modules(w, note, ctx, err);

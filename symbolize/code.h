@@ -32,6 +32,7 @@ enum hm_code_flags {
 	HM_CODE_UNMAPPED = 1 << 3,	 /* no mapping covers ip: nothing is known */
 	HM_CODE_NO_FILE = 1 << 4,	 /* mapped, but no file to read ([vdso], JIT, gone) */
 	HM_CODE_UNREADABLE = 1 << 5,	 /* with NO_FILE: the file could not be opened (hint) */
+	HM_CODE_NO_KSYMS = 1 << 6,	 /* kernel: kallsyms unusable (hint: why, the fix) */
 };
 
 /* One inlined call, innermost first: func was inlined at file:line of its caller (the
@@ -101,7 +102,9 @@ struct hm_code_kernel {
 				 * one of another build, kcore unreadable) and the fix */
 };
 /* A named vmlinux (opts.vmlinux) of another build than the recorded kernel (build-ids
- * differ, or the file has none) is an error: -1 with err (HM_EXIT_INPUT). With opts.force
+ * differ, or the file has none) is an error: -1 with err (HM_EXIT_INPUT); so is a named
+ * kallsyms (opts.kallsyms) whose text size or module addresses disagree with the
+ * recorded kernel and module maps (code_kallsyms.c). With opts.force
  * it is used anyway: 0 and *warning says what was forced (else NULL). Call once the
  * recording's build-ids are in (hm_code_add_build_id, hm_code_add_map). */
 int hm_code_kernel_verify(struct hm_code *c, const char **warning, struct hm_err *err);

@@ -121,6 +121,8 @@ struct code_kernel {
 	int has_ref;		/* the recording's [kernel.kallsyms] map was seen */
 	const char *ref_name;	/* "_text" or "_stext" */
 	uint64_t ref_addr;
+	uint64_t ref_len;	/* the recorded kernel map's length (_etext - _text); 0 if not */
+	uint64_t ksyms_etext;	/* _etext in kallsyms; 0 if absent */
 	uint8_t build_id[HM_BUILD_ID_MAX];
 	size_t build_id_size;
 	struct code_kmod *mods;
@@ -159,6 +161,12 @@ struct code_bid {
 	uint8_t id[HM_BUILD_ID_MAX];
 	size_t size;
 };
+
+/* code_kernel.c: reads kallsyms once (sets ksyms_error when it cannot). */
+void code_ksyms_load(struct hm_code *c);
+/* code_kallsyms.c: why a given kallsyms file is not of the recorded kernel and boot
+ * (text size, module addresses), or NULL when nothing disagrees. */
+const char *code_kallsyms_mismatch(struct hm_code *c);
 
 /* code_dso.c */
 struct code_dso *code_dso_get(struct hm_code *c, const char *filename, const uint8_t *id,

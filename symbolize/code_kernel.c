@@ -49,6 +49,8 @@ void code_kernel_add_map(struct hm_code *c, uint64_t start, uint64_t len, uint64
 
 	if (strncmp(filename, HM_KERNEL_NAME, n) == 0) {
 		/* perf writes "[kernel.kallsyms]_text" with pgoff = the runtime _text. */
+		if (len && len < (1ull << 30))
+			k->ref_len = len;	/* perf: _etext - _text; old hitmap: to ~0 */
 		if (pgoff) {
 			k->has_ref = 1;
 			k->ref_name = hm_arena_strdup(&c->arena,
@@ -139,6 +141,8 @@ static int ksym_parse(struct hm_code *c, struct hm_hash *mods, char *line,
 	}
 	if (!mod && c->k.ref_name && strcmp(name, c->k.ref_name) == 0)
 		*ref = addr;
+	if (!mod && strcmp(name, "_etext") == 0)
+		c->k.ksyms_etext = addr;
 	if (!strchr("tTwW", end[1]))
 		return 0;
 	out->addr = addr;
@@ -178,7 +182,7 @@ static void ksyms_finish(struct hm_code *c, struct code_kernel *k)
 	k->nr_ksyms = out;
 }
 
-static void ksyms_load(struct hm_code *c)
+void code_ksyms_load(struct hm_code *c)
 {
 	struct code_kernel *k = &c->k;
 	struct hm_hash mods;
@@ -189,6 +193,15 @@ static void ksyms_load(struct hm_code *c)
 	FILE *f;
 
 	k->ksyms_loaded = 1;
+	if (c->kallsyms_default && !c->release_live && !c->release_running) {
+		/* Another kernel's symbols would name every kernel sample, wrongly. */
+		k->ksyms_error = hm_arena_printf(&c->arena, "recorded on kernel %s, not this "
+						 "machine's: %s is not used, kernel functions stay "
+						 "unnamed: pass --kallsyms FILE (the recording "
+						 "machine's /proc/kallsyms) or --vmlinux FILE",
+						 c->release, c->kallsyms);
+		return;
+	}
 	if (!(f = fopen(c->kallsyms, "re"))) {
 		k->ksyms_error = hm_arena_printf(&c->arena, "cannot read %s (%s): kernel addresses "
 						 "stay unresolved: run as root on the recording "
@@ -379,7 +392,7 @@ static void kaslr_find(struct hm_code *c)
 	}
 	/* No record of the recorded boot: assume kallsyms is from it. */
 	if (!k->ksyms_loaded)
-		ksyms_load(c);
+		code_ksyms_load(c);
 	if (k->ksyms_ref)
 		k->kaslr = (int64_t)(k->ksyms_ref - link);
 }
@@ -462,7 +475,9 @@ static struct hm_code_loc *ksym_resolve(struct hm_code *c, uint64_t ip)
 	loc->module = HM_KERNEL_NAME;
 	loc->flags = HM_CODE_KALLSYMS_ONLY;
 	if (!k->ksyms_loaded)
-		ksyms_load(c);
+		code_ksyms_load(c);
+	if (k->ksyms_error)
+		loc->flags |= HM_CODE_NO_KSYMS;
 	addr = ip - (uint64_t)k->ksyms_shift;
 	if ((s = ksym_find(k, addr))) {
 		loc->func = s->name;
@@ -525,7 +540,7 @@ size_t code_kernel_read(struct hm_code *c, uint64_t ip, uint8_t *buf, size_t len
 	if (k->kcore_path) {
 		/* kcore is of kallsyms' boot: move the recorded address there. */
 		if (!k->ksyms_loaded)
-			ksyms_load(c);
+			code_ksyms_load(c);
 		return code_kcore_read(&k->kcore, ip - (uint64_t)k->ksyms_shift, buf, len);
 	}
 	vaddr = ip - (uint64_t)k->kaslr;
@@ -542,7 +557,7 @@ size_t hm_code_kernel_names(struct hm_code *c, uint64_t func_start, const char *
 	const struct code_alias *al;
 
 	if (!k->ksyms_loaded)
-		ksyms_load(c);
+		code_ksyms_load(c);
 	if (!(s = ksym_find(k, addr)) || s->addr != addr)
 		return 0;
 	if ((al = hm_map64_get(&k->aliases, addr + 1))) {

@@ -1,5 +1,6 @@
 /* A named vmlinux against the recorded kernel's build-id: another build's DWARF gives
- * wrong names, types and KASLR, so it is an error unless forced. */
+ * wrong names, types and KASLR, so it is an error unless forced. A named kallsyms file
+ * likewise, by what it can be checked on (code_kallsyms.c). */
 #include "symbolize/code_int.h"
 
 #include <errno.h>
@@ -7,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int hm_code_kernel_verify(struct hm_code *c, const char **warning, struct hm_err *err)
+static int vmlinux_verify(struct hm_code *c, const char **warning, struct hm_err *err)
 {
 	struct code_kernel *k = &c->k;
 	uint8_t id[HM_BUILD_ID_MAX];
@@ -37,4 +38,31 @@ int hm_code_kernel_verify(struct hm_code *c, const char **warning, struct hm_err
 	return hm_err_set(err, HM_EXIT_INPUT, "%s: pass that kernel's vmlinux (linux-image-%s-dbg"
 			  ": /usr/lib/debug/boot/vmlinux-%s), or --force to use this one anyway",
 			  msg, c->release, c->release);
+}
+
+/* --kallsyms F: of the recorded kernel and boot, as far as kallsyms can tell. */
+static int kallsyms_verify(struct hm_code *c, const char **warning, struct hm_err *err)
+{
+	const char *msg;
+
+	*warning = NULL;
+	if (c->kallsyms_default || !(msg = code_kallsyms_mismatch(c)))
+		return 0;
+	if (c->force) {
+		*warning = hm_arena_printf(&c->arena, "%s: used anyway (--force); kernel "
+					   "function names may be wrong", msg);
+		return 0;
+	}
+	return hm_err_set(err, HM_EXIT_INPUT, "%s: give the recording machine's "
+			  "/proc/kallsyms, copied while it recorded, or --force", msg);
+}
+
+int hm_code_kernel_verify(struct hm_code *c, const char **warning, struct hm_err *err)
+{
+	const char *w1, *w2;
+
+	if (vmlinux_verify(c, &w1, err) || kallsyms_verify(c, &w2, err))
+		return -1;
+	*warning = w1 && w2 ? hm_arena_printf(&c->arena, "%s; %s", w1, w2) : w1 ? w1 : w2;
+	return 0;
 }

@@ -133,9 +133,11 @@ def aliases(a, b, vmlinux, debug_root):
     return False
 
 
-def hitmap_syms(a, data):
-    """ip -> function as hitmap's report names it (tests/kernel/ksyms.c)."""
-    p, _ = run([a.ksyms, data, a.vmlinux, a.debug_root])
+def hitmap_syms(a, data, kallsyms=None):
+    """ip -> function as hitmap's report names it (tests/kernel/ksyms.c); with kallsyms,
+    from that file alone (no vmlinux)."""
+    p, _ = run([a.ksyms, data, "", "", kallsyms] if kallsyms else
+               [a.ksyms, data, a.vmlinux, a.debug_root])
     out, with_addr = {}, 0
     for ln in p.stdout.splitlines():
         ip, addr, name = ln.split(" ", 2)
@@ -281,6 +283,43 @@ def check_other_build(a):
           "exit %d, warnings %r" % (p.returncode, d.get("warnings")))
 
 
+def check_kallsyms(a):
+    """report --kallsyms: the guest's kallsyms names the guest's kernel and module code on
+    the host without a vmlinux, as the vmlinux path does; this machine's kallsyms (another
+    kernel) is refused, and never used by default for another release."""
+    ks = os.path.join(a.out, "kallsyms")
+    data = os.path.join(a.out, "pread_block.data")
+    if not check("guest kallsyms saved", os.path.getsize(ks) > 0 if os.path.exists(ks) else False,
+                 "no %s" % ks):
+        return
+    want, _, _ = hitmap_syms(a, data)
+    got, rc, _ = hitmap_syms(a, data, ks)
+    want = {ip: f for ip, f in want.items() if f != "[unknown]"}
+    same = [ip for ip in want if got.get(ip) == want[ip]]
+    mods = {f for ip, f in got.items() if ip >= 0xffffffffc0000000 and f.startswith("xfs_")}
+    p, _ = run([a.hitmap, "report", "-i", data, "--vmlinux", "", "--kallsyms", ks])
+    check("--kallsyms (guest's, no vmlinux): kernel samples named as the vmlinux path names "
+          "them (%d of %d), xfs.ko functions too (%d)" % (len(same), len(want), len(mods)),
+          rc == 0 and p.returncode == 0 and want and len(same) >= 0.9 * len(want) and mods,
+          "exit %d/%d, %s; differ: %s" % (rc, p.returncode, p.stderr.strip()[-160:],
+                                          [(hex(ip), want[ip], got.get(ip))
+                                           for ip in want if got.get(ip) != want[ip]][:3]))
+    p, _ = run([a.hitmap, "report", "-i", data, "--vmlinux", "", "--kallsyms", "/proc/kallsyms"])
+    lines = p.stderr.strip().splitlines()
+    check("--kallsyms of another kernel: exit 2, one line naming the text size",
+          p.returncode == 2 and len(lines) == 1 and "another kernel build" in lines[0],
+          "exit %d, stderr %r" % (p.returncode, lines[:2]))
+    q, _ = run([a.ksyms, data, ""])	# no vmlinux, no kallsyms given: this machine's
+    named = [ln for ln in q.stdout.splitlines() if not ln.endswith(" [unknown]")]
+    p, _ = run([a.hitmap, "report", "-i", data, "--vmlinux", ""])
+    check("this machine's kallsyms not used for another release (%d of %d kernel samples "
+          "named)" % (len(named), len(q.stdout.splitlines())),
+          q.returncode == 0 and q.stdout and not named and p.returncode == 0 and
+          "not this machine's" in p.stderr,
+          "exit %d/%d, named %r, stderr %r" % (q.returncode, p.returncode, named[:3],
+                                               p.stderr.strip()[-200:]))
+
+
 def pahole_sizes(vmlinux):
     """struct/union name -> size, from one pahole dump (the first definition wins)."""
     p, _ = run(["pahole", vmlinux], timeout=600)
@@ -344,6 +383,7 @@ def main():
         check_workload(a, name, steps, guest_secs)
     if steps:
         check_other_build(a)
+        check_kallsyms(a)
     check_builds_diff(a)
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1

@@ -140,6 +140,66 @@ static void test_vmlinux_of_other_build_refused_unless_forced(void **state)
 	hm_code_close(c);
 }
 
+/* kallsyms has no build-id: a given file is checked by the recorded kernel map's length
+ * (_text.._etext, as perf and hitmap record write it) and by where the recorded modules
+ * were loaded. The fixture's text is 0x1400 bytes; xfs lies at 0xffffffffc0a01000. */
+static int kallsyms_verify(uint64_t text_len, uint64_t xfs_start, int force, const char **w,
+			   struct hm_err *err)
+{
+	struct hm_code_opts o = {.vmlinux = "", .kallsyms = KALLSYMS,
+				 .kernel_release = "6.1.0-test", .force = force};
+	struct hm_code *c = open_code(&o);
+	int rc;
+
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, 0xffffffff81000000ull, text_len,
+					 0xffffffff81000000ull, "[kernel.kallsyms]_text", NULL, 0), 0);
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, xfs_start, 0x10000, 0,
+					 "/lib/modules/6.1.0-test/kernel/fs/xfs/xfs.ko", NULL, 0), 0);
+	rc = hm_code_kernel_verify(c, w, err);
+	if (*w)
+		*w = strstr(*w, "--force") ? "forced" : "other";
+	hm_code_close(c);
+	return rc;
+}
+
+static void test_kallsyms_of_other_build_or_boot_refused_unless_forced(void **state)
+{
+	const char *w = NULL;
+	struct hm_err err = {0};
+
+	(void)state;
+	assert_int_equal(kallsyms_verify(0x1400, 0xffffffffc0a00000ull, 0, &w, &err), 0);
+	assert_null(w);
+	/* Old hitmap recordings: the kernel map ran to the end of the address space. */
+	assert_int_equal(kallsyms_verify(~0ull - 0xffffffff81000000ull, 0xffffffffc0a00000ull, 0,
+					 &w, &err), 0);
+	assert_int_equal(kallsyms_verify(0x1800, 0xffffffffc0a00000ull, 0, &w, &err), -1);
+	assert_int_equal(err.code, HM_EXIT_INPUT);
+	assert_non_null(strstr(err.msg, "5120 bytes there but 6144 in the recording"));
+	assert_non_null(strstr(err.msg, KALLSYMS));
+	assert_int_equal(kallsyms_verify(0x1400, 0xffffffffc0f00000ull, 0, &w, &err), -1);
+	assert_non_null(strstr(err.msg, "module xfs was recorded at 0xffffffffc0f00000"));
+	assert_int_equal(kallsyms_verify(0x1800, 0xffffffffc0a00000ull, 1, &w, &err), 0);
+	assert_string_equal(w, "forced");
+}
+
+/* The default, this machine's /proc/kallsyms, names nothing of a recording made on another
+ * release: every kernel sample would get this kernel's names. */
+static void test_default_kallsyms_not_used_for_other_release(void **state)
+{
+	struct hm_code_opts o = {.vmlinux = "", .kernel_release = "4.15.0-elsewhere"};
+	struct hm_code *c = open_code(&o);
+	struct hm_code_loc loc;
+
+	(void)state;
+	loc = lookup(c, 0, 0xffffffff81001010ull, 1);
+	assert_null(loc.func);
+	assert_true(loc.flags & HM_CODE_NO_KSYMS);
+	assert_non_null(strstr(loc.hint, "recorded on kernel 4.15.0-elsewhere, not this machine's"));
+	assert_non_null(strstr(loc.hint, "--kallsyms FILE"));
+	hm_code_close(c);
+}
+
 /* A module through its own ELF file: tests/data/code_prog.c compiled to a relocatable
  * object stands in for the -dbg package's xfs.ko under SYSROOT/usr/lib/debug; the module
  * map puts its .text at the map's start, as the kernel's loader does. */
@@ -321,6 +381,8 @@ int main(void)
 		cmocka_unit_test(test_vmlinux_of_other_build_refused_unless_forced),
 		cmocka_unit_test(test_module_resolved_through_its_debug_file),
 		cmocka_unit_test(test_paravirt_sites_from_parainstructions),
+		cmocka_unit_test(test_kallsyms_of_other_build_or_boot_refused_unless_forced),
+		cmocka_unit_test(test_default_kallsyms_not_used_for_other_release),
 		cmocka_unit_test(test_real_kallsyms_resolves_do_sys_openat2),
 		cmocka_unit_test(test_vmlinux_resolves_kernel_line),
 	};

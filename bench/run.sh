@@ -41,6 +41,7 @@ more_benches() {
 	echo; "$ROOT/bench/record.sh" "$HITMAP" || rc=$?
 	echo; "$ROOT/bench/symbolize.sh" "$HITMAP" || rc=$?
 	echo; "$ROOT/bench/report.sh" "$HITMAP" || rc=$?
+	echo; "$ROOT/bench/lab.sh" "$HITMAP" || rc=$?
 	exit $((rc == 2 ? 2 : 0))
 }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }

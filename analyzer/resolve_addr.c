@@ -201,12 +201,15 @@ const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_ev
 						       : &ev->sample.regs_user;
 	const struct hm_memop *op;
 	uint64_t ea;
-	int needs_seg = 0;
+	int needs_seg = 0, patch;
 
 	if (!(op = timer_pick(r, a, in, before)))
 		return NULL;
-	if (a->s.kernel && hm_code_kernel_patched(r->code, in->addr)) {
-		r->st.kernel_patched++;
+	if (a->s.kernel && (patch = hm_code_kernel_patched(r->code, in->addr))) {
+		if (patch == HM_PATCH_ALTERNATIVE)
+			r->st.kernel_alternative++;
+		else
+			r->st.kernel_patched++;
 		return NULL;
 	}
 	apply_operand(a, in, op);

@@ -67,6 +67,9 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 		if (rs->kernel_patched)
 			fprintf(out, "  in paravirt call sites the boot rewrote (not decoded from the "
 				"vmlinux): %llu\n", (unsigned long long)rs->kernel_patched);
+		if (rs->kernel_alternative)
+			fprintf(out, "  in alternatives sites the boot may have rewritten (not decoded "
+				"from the vmlinux): %llu\n", (unsigned long long)rs->kernel_alternative);
 		if (ds.kernel_hint)
 			fprintf(out, "  %s\n", ds.kernel_hint);
 	}

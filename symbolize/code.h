@@ -108,9 +108,14 @@ struct hm_code_kernel {
  * it is used anyway: 0 and *warning says what was forced (else NULL). Call once the
  * recording's build-ids are in (hm_code_add_build_id, hm_code_add_map). */
 int hm_code_kernel_verify(struct hm_code *c, const char **warning, struct hm_err *err);
-/* 1 when ip (runtime) is in a paravirt call site that the boot rewrote while the kernel's
- * code is read from the vmlinux's bytes: what decodes there (`call *pv_ops+N`) never ran,
- * so it is no data access. 0 otherwise, and always with kcore's live code. */
+enum hm_code_patch {
+	HM_PATCH_PARAVIRT = 1,		/* .parainstructions: rewritten at every boot */
+	HM_PATCH_ALTERNATIVE = 2,	/* .altinstructions: rewritten or not, by CPU feature */
+};
+/* Nonzero (enum hm_code_patch) when ip (runtime) is in a site that the boot rewrote (or
+ * may have) while the kernel's code is read from the vmlinux's bytes: what decodes there
+ * (`call *pv_ops+N`) may never have run, so it is no data access. 0 otherwise, and
+ * always with kcore's live code. */
 int hm_code_kernel_patched(struct hm_code *c, uint64_t ip);
 /* Returns 0 when out->vmlinux or out->kcore is set, else -1 with out->why. */
 int hm_code_kernel_image(struct hm_code *c, struct hm_code_kernel *out);

@@ -75,9 +75,10 @@ struct code_alias {		/* every name of one kernel address, the chosen first */
 	const char *names[];
 };
 
-struct code_pvsite {		/* a paravirt call site the boot patches (code_kpatch.c) */
+struct code_pvsite {		/* a site the boot patches (code_kpatch.c) */
 	uint64_t addr;		/* vmlinux address */
 	uint8_t len;
+	uint8_t kind;		/* HM_PATCH_PARAVIRT or HM_PATCH_ALTERNATIVE */
 };
 
 struct code_kmod {		/* a module mapping from the recording */
@@ -134,6 +135,7 @@ struct code_kernel {
 	struct code_pvsite *pv;	/* .parainstructions of the vmlinux, by address */
 	size_t nr_pv;
 	int pv_loaded;
+	int alt_skipped;	/* .altinstructions of an unknown layout: not used */
 };
 
 struct hm_code {
@@ -164,6 +166,8 @@ struct code_bid {
 
 /* code_kernel.c: reads kallsyms once (sets ksyms_error when it cannot). */
 void code_ksyms_load(struct hm_code *c);
+/* 1 when vaddr (link address) lies in an executable segment of the vmlinux. */
+int code_vmlinux_exec(const struct code_dso *d, uint64_t vaddr);
 /* code_kallsyms.c: why a given kallsyms file is not of the recorded kernel and boot
  * (text size, module addresses), or NULL when nothing disagrees. */
 const char *code_kallsyms_mismatch(struct hm_code *c);

@@ -430,7 +430,7 @@ static void kernel_load(struct hm_code *c)
 		code_debuginfod_enabled() && hex ? hex : "");
 }
 
-static int in_vmlinux(const struct code_dso *d, uint64_t vaddr)
+int code_vmlinux_exec(const struct code_dso *d, uint64_t vaddr)
 {
 	for (size_t i = 0; i < d->nr_loads; i++)
 		if ((d->loads[i].flags & PF_X) && vaddr >= d->loads[i].vaddr &&
@@ -513,7 +513,7 @@ int code_kernel_lookup(struct hm_code *c, uint64_t ip, struct hm_code_loc *out)
 		kernel_load(c);
 		vaddr = ip - (uint64_t)k->kaslr;
 	}
-	if (k->vmlinux && in_vmlinux(k->vmlinux, vaddr)) {
+	if (k->vmlinux && code_vmlinux_exec(k->vmlinux, vaddr)) {
 		*out = *code_dso_resolve(c, k->vmlinux, vaddr);
 		if (out->func_start)
 			out->func_start += (uint64_t)k->kaslr;
@@ -544,7 +544,7 @@ size_t code_kernel_read(struct hm_code *c, uint64_t ip, uint8_t *buf, size_t len
 		return code_kcore_read(&k->kcore, ip - (uint64_t)k->ksyms_shift, buf, len);
 	}
 	vaddr = ip - (uint64_t)k->kaslr;
-	if (!k->vmlinux || !in_vmlinux(k->vmlinux, vaddr))
+	if (!k->vmlinux || !code_vmlinux_exec(k->vmlinux, vaddr))
 		return 0;
 	return code_dso_read_vaddr(k->vmlinux, vaddr, buf, len);
 }

@@ -11,6 +11,7 @@ import collections
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import time
@@ -320,6 +321,57 @@ def check_kallsyms(a):
                                                p.stderr.strip()[-200:]))
 
 
+def section_bytes(vmlinux, name):
+    """(address, bytes) of one section, through readelf's section table and the file."""
+    p, _ = run(["readelf", "-S", "-W", vmlinux])
+    for ln in p.stdout.splitlines():
+        m = re.search(r"\]\s+%s\s+\S+\s+([0-9a-f]+) ([0-9a-f]+) ([0-9a-f]+)" % re.escape(name), ln)
+        if m:
+            addr, off, size = (int(x, 16) for x in m.groups())
+            with open(vmlinux, "rb") as f:
+                f.seek(off)
+                return addr, f.read(size)
+    return None, b""
+
+
+def check_alternatives(a):
+    """Alternatives sites are not decoded from the vmlinux's bytes (the boot may have
+    replaced them): for 12 sites spread over .altinstructions, objdump (a second tool)
+    must show an instruction starting at the site, and hitmap must call the site's first
+    byte an alternative (or paravirt) site and the byte after it not, where no other site
+    covers it."""
+    base, raw = section_bytes(a.vmlinux, ".altinstructions")
+    sites = []
+    for i in range(0, len(raw) - 11, 12):
+        io, _, _, ilen, _ = struct.unpack_from("<iiHBB", raw, i)
+        if ilen:
+            sites.append((base + i + io, ilen))
+    if not check("alternatives table read (%d sites)" % len(sites), len(sites) > 1000):
+        return
+    covered = {}
+    for at, n in sites:
+        for x in range(at, at + n):
+            covered[x] = True
+    pick = [sites[i * len(sites) // 12] for i in range(12)]
+    starts, bad = 0, []
+    for at, n in pick:
+        p, _ = run(["objdump", "-d", "--no-show-raw-insn", "--start-address=0x%x" % at,
+                    "--stop-address=0x%x" % (at + n), a.vmlinux])
+        first = [ln for ln in p.stdout.splitlines() if re.match(r"^ffffffff[0-9a-f]+:", ln.strip())]
+        starts += bool(first) and int(first[0].split(":")[0], 16) == at
+    args = ["%x" % at for at, _ in pick] + ["%x" % (at + n) for at, n in pick if at + n not in covered]
+    p, _ = run([a.ksyms, "--patched", a.vmlinux, a.kv] + args)
+    kind = dict(ln.split() for ln in p.stdout.splitlines())
+    for at, n in pick:
+        if kind.get("%x" % at) not in ("1", "2"):
+            bad.append("0x%x: %s" % (at, kind.get("%x" % at)))
+        if at + n not in covered and kind.get("%x" % (at + n)) != "0":
+            bad.append("0x%x (after): %s" % (at + n, kind.get("%x" % (at + n))))
+    check("alternatives sites: objdump starts an instruction at %d of 12, hitmap skips "
+          "them and not the byte after" % starts, starts == 12 and not bad and p.returncode == 0,
+          "exit %d; %s" % (p.returncode, "; ".join(bad[:4]) or p.stderr.strip()[-160:]))
+
+
 def pahole_sizes(vmlinux):
     """struct/union name -> size, from one pahole dump (the first definition wins)."""
     p, _ = run(["pahole", vmlinux], timeout=600)
@@ -384,6 +436,7 @@ def main():
     if steps:
         check_other_build(a)
         check_kallsyms(a)
+    check_alternatives(a)
     check_builds_diff(a)
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1

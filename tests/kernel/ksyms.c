@@ -6,8 +6,30 @@
  * only (report --vmlinux "" --kallsyms F). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "analyzer/load.h"
+#include "symbolize/code.h"
+
+/* ksyms --patched VMLINUX RELEASE ADDR...: "ADDR KIND" per link address, KIND as
+ * hm_code_kernel_patched says (0 none, 1 paravirt, 2 alternative). */
+static int patched(int argc, char **argv)
+{
+	struct hm_code_opts o = {.vmlinux = argv[2], .kernel_release = argv[3]};
+	struct hm_code *c;
+	struct hm_err err = {0};
+
+	if (hm_code_open(&o, &c, &err)) {
+		fprintf(stderr, "ksyms: %s\n", err.msg);
+		return 2;
+	}
+	for (int i = 4; i < argc; i++)
+		printf("%s %d\n", argv[i],
+		       hm_code_kernel_patched(c, strtoull(argv[i], NULL, 16)));
+	hm_code_close(c);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -15,6 +37,8 @@ int main(int argc, char **argv)
 	struct hm_recording rec;
 	struct hm_err err = {0};
 
+	if (argc > 4 && !strcmp(argv[1], "--patched"))
+		return patched(argc, argv);
 	if (argc < 3 || argc > 5) {
 		fprintf(stderr, "usage: ksyms FILE VMLINUX [SYSROOT [KALLSYMS]]\n");
 		return 1;

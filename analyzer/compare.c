@@ -420,9 +420,14 @@ int hm_cmp_build(struct hm_arena *a, const struct hm_cmp_run *ra, size_t na,
 		hm_stats_compare(va, ka, vb, kb, &m->c);
 		floor_rare(m, ra, na, rb, nb);
 	}
-	if (out->nr)
-		hm_sort(out->m, out->nr, sizeof(*out->m), cmp_metric);
+	hm_cmp_sort(out);
 	return 0;
+}
+
+void hm_cmp_sort(struct hm_cmp *c)
+{
+	if (c->nr)
+		hm_sort(c->m, c->nr, sizeof(*c->m), cmp_metric);
 }
 
 const struct hm_cmp_metric *hm_cmp_find(const struct hm_cmp *c, const char *name)

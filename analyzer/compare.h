@@ -108,6 +108,21 @@ struct hm_cmp_metric {
 	double a_events, b_events;	/* counts: mean events per run before scaling */
 	int rare;			/* both below HM_CMP_MIN_EVENTS: never significant */
 	struct hm_change c;
+	/* Interleaved controls only (hm_cmp_drift; struct hm_cmp.groups.nr_a >= 2): */
+	double drift_pct;		/* largest |%change| between consecutive A groups;
+					 * NaN when no two A groups measured it */
+	double vs_controls_pct;		/* B's groups against the midpoints of the A groups
+					 * around each, averaged; NaN without one */
+	int within_drift;		/* the test said significant, but the change is no
+					 * larger than the drift: not significant */
+};
+
+/* Runs in time order, A1.. -- B1.. -- A2.. [-- B2.. -- A3..]: the sizes of A's groups and
+ * B's, each side's runs concatenated in that order (struct hm_cmp_metric.a and .b). */
+#define HM_CMP_MAX_GROUPS 16
+struct hm_cmp_groups {
+	size_t a[HM_CMP_MAX_GROUPS], b[HM_CMP_MAX_GROUPS];
+	size_t nr_a, nr_b;
 };
 
 struct hm_cmp {
@@ -116,10 +131,17 @@ struct hm_cmp {
 	size_t nr;
 	size_t na, nb;			/* runs per side */
 	enum hm_source source_a, source_b;
+	struct hm_cmp_groups groups;	/* nr_a >= 2: interleaved controls (hm_cmp_drift) */
 };
 
 int hm_cmp_build(struct hm_arena *a, const struct hm_cmp_run *ra, size_t na,
 		 const struct hm_cmp_run *rb, size_t nb, struct hm_cmp *out);
+/* Significant first, rare last, then by |%change|, then name. */
+void hm_cmp_sort(struct hm_cmp *c);
+/* compare_drift.c: after hm_cmp_build on runs given as interleaved groups (g->nr_a >= 2),
+ * each metric's drift between the A controls and B's change against their midpoints; a
+ * change within the drift loses its significance. Sorts again. */
+void hm_cmp_drift(struct hm_cmp *c, const struct hm_cmp_groups *g);
 const struct hm_cmp_metric *hm_cmp_find(const struct hm_cmp *c, const char *name);
 /* "only A", "only B" (measured in no run of the other side), or NULL. */
 const char *hm_cmp_presence(const struct hm_cmp_metric *m);

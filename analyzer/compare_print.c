@@ -73,17 +73,32 @@ static const char *p_col(char *buf, size_t len, const struct hm_ttest *t)
 	return buf;
 }
 
-static void row(FILE *out, const struct hm_cmp_metric *m)
+static const char *pct_col(char *buf, size_t len, double v)
 {
-	char a[32], asd[16], ch[32], b[32], bsd[16], p[16];
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (isinf(v))
+		snprintf(buf, len, "new");
+	else
+		snprintf(buf, len, "%+.1f%%", v);
+	return buf;
+}
+
+static void row(FILE *out, const struct hm_cmp_metric *m, int interleaved)
+{
+	char a[32], asd[16], ch[32], b[32], bsd[16], p[16], dr[32], vs[32];
 	const char *only = hm_cmp_presence(m);
 
-	fprintf(out, "%12s %6s %9s %12s %6s %8s %c  %s%s%s%s\n",
-		num(a, sizeof(a), m->c.a.mean), sd_col(asd, sizeof(asd), &m->c.a),
-		change_col(ch, sizeof(ch), &m->c), num(b, sizeof(b), m->c.b.mean),
-		sd_col(bsd, sizeof(bsd), &m->c.b), p_col(p, sizeof(p), &m->c.t),
-		m->c.significant ? '*' : ' ', m->name, only ? " (" : "", only ? only : "",
-		only ? ")" : "");
+	fprintf(out, "%12s %6s %9s %12s %6s %8s", num(a, sizeof(a), m->c.a.mean),
+		sd_col(asd, sizeof(asd), &m->c.a), change_col(ch, sizeof(ch), &m->c),
+		num(b, sizeof(b), m->c.b.mean), sd_col(bsd, sizeof(bsd), &m->c.b),
+		p_col(p, sizeof(p), &m->c.t));
+	if (interleaved)	/* drift is a magnitude: no sign */
+		fprintf(out, " %8s %9s", isnan(m->drift_pct) ? "-" :
+			pct_col(dr, sizeof(dr), m->drift_pct) + !isinf(m->drift_pct),
+			pct_col(vs, sizeof(vs), m->vs_controls_pct));
+	fprintf(out, " %c  %s%s%s%s\n", m->c.significant ? '*' : m->within_drift ? '~' : ' ',
+		m->name, only ? " (" : "", only ? only : "", only ? ")" : "");
 }
 
 static void header(FILE *out, const struct hm_cmp_view *v)
@@ -98,6 +113,11 @@ static void header(FILE *out, const struct hm_cmp_view *v)
 	fprintf(out, "\nfield and type counts per %.0f samples of each run; p: Welch's t-test; "
 		"* significant: p < %.2f and |change| above both sides' stddev and >= %.0f%%\n",
 		HM_CMP_PER, HM_STATS_ALPHA, HM_STATS_MIN_CHANGE_PCT);
+	if (v->cmp->groups.nr_a > 1)
+		fprintf(out, "interleaved controls: %zu groups of A around %zu of B; drift: the A "
+			"groups' largest change; vs ctl: B against the midpoint of the A groups "
+			"around it; ~ within the drift: not significant\n", v->cmp->groups.nr_a,
+			v->cmp->groups.nr_b);
 	for (size_t i = 0; i < v->nr_notes; i++)
 		fprintf(out, "note: %s\n", v->notes[i]);
 }
@@ -106,8 +126,12 @@ static void table(FILE *out, const struct hm_cmp_view *v)
 {
 	size_t shown = 0, hidden = 0;
 
-	fprintf(out, "\n%12s %6s %9s %12s %6s %8s    %s\n", "base", "±sd", "%change", "new",
-		"±sd", "p", "metric");
+	int il = v->cmp->groups.nr_a > 1;
+
+	fprintf(out, "\n%12s %6s %9s %12s %6s %8s", "base", "±sd", "%change", "new", "±sd", "p");
+	if (il)
+		fprintf(out, " %8s %9s", "drift", "vs ctl");
+	fprintf(out, "    metric\n");
 	for (size_t i = 0; i < v->cmp->nr; i++) {
 		const struct hm_cmp_metric *m = &v->cmp->m[i];
 
@@ -117,7 +141,7 @@ static void table(FILE *out, const struct hm_cmp_view *v)
 			hidden++;
 			continue;
 		}
-		row(out, m);
+		row(out, m, il);
 		shown += !m->c.significant;
 	}
 	if (hidden)
@@ -256,6 +280,27 @@ static void json_metric(struct hm_json *j, const struct hm_cmp *c, const struct 
 		hm_json_str(j, "presence", "both");
 	json_values(j, "a_values", m->a, c->na);
 	json_values(j, "b_values", m->b, c->nb);
+	if (c->groups.nr_a > 1) {
+		hm_json_double(j, "drift_pct", m->drift_pct);
+		hm_json_double(j, "vs_controls_pct", m->vs_controls_pct);
+		hm_json_bool(j, "within_drift", m->within_drift);
+	}
+	hm_json_obj_end(j);
+}
+
+static void json_groups(struct hm_json *j, const struct hm_cmp_groups *g)
+{
+	if (g->nr_a < 2)
+		return;
+	hm_json_obj_begin(j, "groups");
+	hm_json_arr_begin(j, "a");
+	for (size_t i = 0; i < g->nr_a; i++)
+		hm_json_u64(j, NULL, g->a[i]);
+	hm_json_arr_end(j);
+	hm_json_arr_begin(j, "b");
+	for (size_t i = 0; i < g->nr_b; i++)
+		hm_json_u64(j, NULL, g->b[i]);
+	hm_json_arr_end(j);
 	hm_json_obj_end(j);
 }
 
@@ -325,6 +370,7 @@ void hm_cmp_print_json(FILE *out, const struct hm_cmp_view *v)
 	hm_json_str(&j, "schema", "hitmap.compare/1");
 	json_files(&j, "a", &v->a);
 	json_files(&j, "b", &v->b);
+	json_groups(&j, &v->cmp->groups);
 	hm_json_arr_begin(&j, "metrics");
 	for (size_t i = 0; i < v->cmp->nr; i++)
 		if (hm_cmp_view_wants(v, &v->cmp->m[i]))

@@ -9,6 +9,7 @@
 #include "analyzer/lines.h"
 #include "analyzer/load.h"
 #include "cli/cmds.h"
+#include "core/oom.h"
 
 #define MAX_OPTS 64
 
@@ -22,6 +23,7 @@ struct compare_args {
 	size_t top;
 	uint32_t line_size;
 	struct hm_resolve_opts ro;
+	struct hm_cmp_groups groups;	/* run groups in time order: A, B, A... */
 };
 
 static void compare_usage(FILE *out)
@@ -127,35 +129,72 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 	}
 }
 
+/* Runs in command-line order, each with its group (0, 1, 2...: A, B, A...), put in the
+ * order the rest reads them: A's runs (group by group), then B's. */
+static int order_runs(struct compare_args *a, const char **files, const char **suffix,
+		      const int *group, size_t n, int groups)
+{
+	size_t k = 0;
+
+	if (groups > 2 * HM_CMP_MAX_GROUPS - 1)
+		return cli_err("compare", -1, "%d groups of runs: at most %d (A -- B -- A ...)",
+			       groups, 2 * HM_CMP_MAX_GROUPS - 1);
+	for (int side = 0; side < 2; side++)
+		for (int g = side; g < groups; g += 2) {
+			size_t *len = side ? &a->groups.b[a->groups.nr_b++]
+					   : &a->groups.a[a->groups.nr_a++];
+
+			for (size_t i = 0; i < n; i++)
+				if (group[i] == g) {
+					a->files[k] = files[i];
+					a->suffix[k++] = suffix[i];
+					++*len;
+					++*(side ? &a->nb : &a->na);
+				}
+			if (!*len)
+				return cli_err("compare", -1, "group %d of runs (between '--') is "
+					       "empty: give A1.data ... -- B1.data ... [-- A2.data ...]",
+					       g + 1);
+		}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct compare_args *a)
 {
-	int side_b = 0;
+	const char **files = calloc((size_t)argc, sizeof(*files));
+	const char **suffix = calloc((size_t)argc, sizeof(*suffix));
+	int *group = calloc((size_t)argc, sizeof(*group));
+	int g = 0, rc = 0;
+	size_t n = 0;
 
 	memset(a, 0, sizeof(*a));
 	a->line_size = 64;
 	a->top = 20;
 	a->files = calloc((size_t)argc, sizeof(*a->files));
 	a->suffix = calloc((size_t)argc, sizeof(*a->suffix));
-	if (!a->files || !a->suffix)
-		return -1;
-	for (int i = 1; i < argc; i++) {
+	if (!a->files || !a->suffix || !files || !suffix || !group)
+		hm_oom();
+	for (int i = 1; i < argc && !rc; i++) {
 		const char *arg = argv[i];
-		size_t n = a->na + a->nb;
 
-		if (!strcmp(arg, "--") && !side_b) {
-			side_b = 1;
+		if (!strcmp(arg, "--")) {
+			g++;
 		} else if (arg[0] == '-' && arg[1]) {
-			if (option(a, argc, argv, &i) < 0)
-				return -1;
+			rc = option(a, argc, argv, &i) < 0 ? -1 : 0;
 		} else {
-			split_file(arg, &a->files[n], &a->suffix[n]);
-			++*(side_b ? &a->nb : &a->na);
+			split_file(arg, &files[n], &suffix[n]);
+			group[n++] = g;
 		}
 	}
-	if (!a->na || !a->nb)
-		return cli_err("compare", -1, "give the runs of both builds: A1.data A2.data ... "
-			       "-- B1.data B2.data ...");
-	return 0;
+	if (!rc && (g < 1 || !n))
+		rc = cli_err("compare", -1, "give the runs of both builds: A1.data A2.data ... "
+			     "-- B1.data B2.data ... (interleaved: ... -- A3.data ...)");
+	if (!rc)
+		rc = order_runs(a, files, suffix, group, n, g + 1);
+	free(files);
+	free(suffix);
+	free(group);
+	return rc;
 }
 
 /* FILE.metrics, else FILE without its extension plus .metrics. */
@@ -313,6 +352,8 @@ static int run_compare(struct hm_arena *ar, const struct compare_args *a, struct
 	if (metric_lists(ar, a, runs, err))
 		goto out;
 	hm_cmp_build(ar, runs, a->na, runs + a->na, a->nb, &cmp);
+	if (a->groups.nr_a > 1)
+		hm_cmp_drift(&cmp, &a->groups);
 	table_notes(ar, &cmp, notes, &nr_notes);
 	v.a = (struct hm_cmp_side){a->files, a->na, &ids[0], runs};
 	v.b = (struct hm_cmp_side){a->files + a->na, a->nb, &ids[a->na], runs + a->na};

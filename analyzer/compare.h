@@ -59,20 +59,35 @@ struct hm_cmp_run {
 
 /* The main executable of a recording: the file the workload exec'd, with the build-id
  * the recording stored for it. */
-struct hm_cmp_ident {
-	const char *exe;		/* as recorded: "/work/examples/bin/false_sharing" */
-	const char *comm;		/* exec'd command name, NULL if not recorded */
-	uint8_t build_id[HM_BUILD_ID_MAX];
-	size_t build_id_size;		/* 0: none recorded (hm_cmp_identify refuses) */
-	const char *build_id_hex;
+enum hm_cmp_build_kind {
+	HM_CMP_BUILD_USER,		/* the samples are the program's: its build counts */
+	HM_CMP_BUILD_KERNEL,		/* at least 90% kernel samples (record -k, -a) */
+	HM_CMP_BUILD_BOTH,		/* a workload spanning both: both builds count */
 };
 
-/* Reads the recording's COMM and MMAP records and its BUILD_ID table. Fails (exit 2)
- * when no executable mapping or no build-id for it is recorded. */
+struct hm_cmp_ident {
+	enum hm_cmp_build_kind kind;
+	const char *exe;		/* as recorded: "/work/examples/bin/false_sharing";
+					 * NULL for a kernel run without one */
+	const char *comm;		/* exec'd command name, NULL if not recorded */
+	uint8_t build_id[HM_BUILD_ID_MAX];
+	size_t build_id_size;		/* 0: none recorded (refused unless kernel) */
+	const char *build_id_hex;
+	const char *kernel_release;	/* the recording's os release, NULL if none */
+	uint8_t kernel_build_id[HM_BUILD_ID_MAX];
+	size_t kernel_build_id_size;	/* [kernel.kallsyms]'s, 0 if not recorded */
+	const char *kernel_build_id_hex;
+	uint64_t samples, kernel_samples;
+};
+
+/* Reads the recording's COMM and MMAP records, its BUILD_ID table and os release, and
+ * counts its kernel samples. Fails (exit 2) when the build that counts (the kind) is
+ * not identified: no executable mapping or build-id for a user run, neither release
+ * nor kernel build-id for a kernel run. */
 int hm_cmp_identify(struct hm_arena *a, const char *path, struct hm_cmp_ident *out,
 		    struct hm_err *err);
-/* All runs of one side must come from one build of one program: refuses the first run
- * that differs from the first, naming both (side: "A" or "B"). */
+/* All runs of one side must come from one build of one program (or one kernel): refuses
+ * the first run that differs from the first, naming both (side: "A" or "B"). */
 int hm_cmp_check_side(const char *side, const char *const *paths,
 		      const struct hm_cmp_ident *ids, size_t n, struct hm_err *err);
 /* The ELF file that carries id's build: the recorded path (under sysroot) while its
@@ -81,6 +96,16 @@ int hm_cmp_check_side(const char *side, const char *const *paths,
 const char *hm_cmp_find_binary(struct hm_arena *a, const struct hm_cmp_ident *id,
 			       const char *sysroot, const char *buildid_dir);
 
+const char *hm_cmp_build_kind_name(enum hm_cmp_build_kind k);	/* "user", "kernel", "both" */
+/* Whether two runs ran the same build (of what their kind counts). */
+int hm_cmp_same_build(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y);
+/* "kernel 6.1.0-57-cloud-amd64 (build-id 1a2b3c4d5e6f)", "false_sharing (build-id ..)",
+ * or both joined by " on ": how a side's build is named. */
+const char *hm_cmp_build_label(struct hm_arena *a, const struct hm_cmp_ident *id);
+/* The vmlinux with id's kernel build: under sysroot, /usr/lib/debug/boot/vmlinux-R and
+ * the other places a -dbg package puts it, with a matching build-id. NULL when none. */
+const char *hm_cmp_find_vmlinux(struct hm_arena *a, const struct hm_cmp_ident *id,
+				const char *sysroot);
 void hm_cmp_run_init(struct hm_cmp_run *r, const char *path);
 void hm_cmp_run_free(struct hm_cmp_run *r);
 /* The metrics of one run's accesses (docs/compare.md lists them). Counts are divided

@@ -5,6 +5,7 @@
 
 #include "analyzer/compare.h"
 #include "analyzer/lines.h"
+#include "core/arena.h"
 #include "core/json.h"
 
 int hm_cmp_view_wants(const struct hm_cmp_view *v, const struct hm_cmp_metric *m)
@@ -15,13 +16,6 @@ int hm_cmp_view_wants(const struct hm_cmp_view *v, const struct hm_cmp_metric *m
 		if (strstr(m->name, v->only[i]))
 			return 1;
 	return 0;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s ? s + 1 : path ? path : "?";
 }
 
 /* Numbers right-aligned in columns: as many decimals as their size needs. */
@@ -105,11 +99,14 @@ static void header(FILE *out, const struct hm_cmp_view *v)
 {
 	const struct hm_cmp_side *s[2] = {&v->a, &v->b};
 
+	struct hm_arena ar;
+
+	hm_arena_init(&ar);
 	fprintf(out, "hitmap compare:");
 	for (int i = 0; i < 2; i++)
-		fprintf(out, "%s %s = %zu run%s of %s (build-id %.12s)", i ? "," : "", i ? "B" : "A",
-			s[i]->n, s[i]->n == 1 ? "" : "s", base_name(s[i]->id->exe),
-			s[i]->id->build_id_hex);
+		fprintf(out, "%s %s = %zu run%s of %s", i ? "," : "", i ? "B" : "A", s[i]->n,
+			s[i]->n == 1 ? "" : "s", hm_cmp_build_label(&ar, s[i]->id));
+	hm_arena_free(&ar);
 	fprintf(out, "\nfield and type counts per %.0f samples of each run; p: Welch's t-test; "
 		"* significant: p < %.2f and |change| above both sides' stddev and >= %.0f%%\n",
 		HM_CMP_PER, HM_STATS_ALPHA, HM_STATS_MIN_CHANGE_PCT);
@@ -214,8 +211,20 @@ static void json_files(struct hm_json *j, const char *key, const struct hm_cmp_s
 static void json_build(struct hm_json *j, const char *key, const struct hm_cmp_side *s)
 {
 	hm_json_obj_begin(j, key);
-	hm_json_str(j, "exe", s->id->exe);
-	hm_json_str(j, "build_id", s->id->build_id_hex);
+	hm_json_str(j, "kind", hm_cmp_build_kind_name(s->id->kind));
+	s->id->exe ? hm_json_str(j, "exe", s->id->exe) : hm_json_null(j, "exe");
+	s->id->build_id_hex ? hm_json_str(j, "build_id", s->id->build_id_hex)
+			    : hm_json_null(j, "build_id");
+	if (s->id->kind != HM_CMP_BUILD_USER) {
+		hm_json_obj_begin(j, "kernel");
+		s->id->kernel_release ? hm_json_str(j, "release", s->id->kernel_release)
+				      : hm_json_null(j, "release");
+		s->id->kernel_build_id_hex ? hm_json_str(j, "build_id", s->id->kernel_build_id_hex)
+					   : hm_json_null(j, "build_id");
+		hm_json_u64(j, "samples", s->id->samples);
+		hm_json_u64(j, "kernel_samples", s->id->kernel_samples);
+		hm_json_obj_end(j);
+	}
 	if (s->id->comm)
 		hm_json_str(j, "comm", s->id->comm);
 	else

@@ -62,14 +62,25 @@ static const struct map_cand *pick_exe(const struct map_cand *m, size_t n, uint3
 	return NULL;
 }
 
-/* Reads records until the exec'd command and its executable's mapping are known. */
+static void count_sample(const struct hm_perf_event *ev, struct hm_cmp_ident *out)
+{
+	out->samples++;
+	out->kernel_samples += (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+}
+
+/* Reads records until the exec'd command and its executable's mapping are known, then
+ * the rest for the samples' count (kernel or user). */
 static int scan_maps(struct hm_arena *a, struct hm_perfdata *pd, struct map_cand *m,
-		     size_t *nm, uint32_t *pid, const char **comm, struct hm_err *err)
+		     size_t *nm, uint32_t *pid, struct hm_cmp_ident *out, struct hm_err *err)
 {
 	struct hm_perf_event ev;
-	int rc, have_exec = 0, have_pid = 0, first_comm = 0;
+	int rc, have_exec = 0, have_pid = 0, first_comm = 0, done = 0;
 
 	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0) {
+		if (ev.type == PERF_RECORD_SAMPLE)
+			count_sample(&ev, out);
+		if (done)
+			continue;
 		if (ev.type == PERF_RECORD_COMM && !have_exec &&
 		    ((ev.misc & PERF_RECORD_MISC_COMM_EXEC) || !first_comm)) {
 			/* without an exec flag (hitmap's own COMM, perf -p), the first COMM
@@ -77,7 +88,7 @@ static int scan_maps(struct hm_arena *a, struct hm_perfdata *pd, struct map_cand
 			have_exec = (ev.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
 			first_comm = have_pid = 1;
 			*pid = ev.comm.pid;
-			*comm = hm_arena_strdup(a, ev.comm.comm ? ev.comm.comm : "");
+			out->comm = hm_arena_strdup(a, ev.comm.comm ? ev.comm.comm : "");
 		} else if (ev.type == PERF_RECORD_SAMPLE && !have_pid) {
 			have_pid = 1;
 			*pid = ev.sample.pid;
@@ -90,13 +101,75 @@ static int scan_maps(struct hm_arena *a, struct hm_perfdata *pd, struct map_cand
 			c->bid_size = ev.mmap.build_id_size > HM_BUILD_ID_MAX ? 0
 									      : ev.mmap.build_id_size;
 			memcpy(c->bid, ev.mmap.build_id, c->bid_size);
-			if (have_exec && c->pid == *pid && matches_comm(c->file, *comm))
-				break;
+			done = have_exec && c->pid == *pid && matches_comm(c->file, out->comm);
 		}
 	}
 	if (!have_pid && *nm)
 		*pid = m[0].pid;
 	return rc < 0 ? -1 : 0;
+}
+
+static void build_id_of(const struct hm_perf_features *f, const char *file, uint8_t *id,
+			size_t *size)
+{
+	for (uint32_t i = 0; i < f->nr_build_ids && !*size; i++)
+		if (f->build_ids[i].filename && !strcmp(f->build_ids[i].filename, file) &&
+		    f->build_ids[i].size <= HM_BUILD_ID_MAX) {
+			*size = f->build_ids[i].size;
+			memcpy(id, f->build_ids[i].id, *size);
+		}
+}
+
+/* Which build counts: the kernel's when at least 90% of the samples are kernel samples
+ * (or there is no executable at all), the program's when at most 10% are. */
+static enum hm_cmp_build_kind kind_of(const struct hm_cmp_ident *id, int have_exe)
+{
+	double k = id->samples ? (double)id->kernel_samples / (double)id->samples : 0;
+
+	if ((!have_exe && id->kernel_samples) || k >= 0.9)
+		return HM_CMP_BUILD_KERNEL;
+	return k <= 0.1 ? HM_CMP_BUILD_USER : HM_CMP_BUILD_BOTH;
+}
+
+static int identify_kernel(struct hm_arena *a, const char *path,
+			   const struct hm_perf_features *f, struct hm_cmp_ident *out,
+			   struct hm_err *err)
+{
+	if (f->osrelease && f->osrelease[0])
+		out->kernel_release = hm_arena_strdup(a, f->osrelease);
+	build_id_of(f, "[kernel.kallsyms]", out->kernel_build_id, &out->kernel_build_id_size);
+	if (out->kernel_build_id_size)
+		out->kernel_build_id_hex = hex(a, out->kernel_build_id, out->kernel_build_id_size);
+	if (out->kind == HM_CMP_BUILD_USER || out->kernel_release || out->kernel_build_id_size)
+		return 0;
+	return hm_err_set(err, HM_EXIT_INPUT, "%s: %llu of %llu samples are kernel samples, but "
+			  "neither the kernel's release nor its build-id is recorded, so its build "
+			  "is unknown: record with 'hitmap record -k' or 'perf record'", path,
+			  (unsigned long long)out->kernel_samples, (unsigned long long)out->samples);
+}
+
+static int identify_exe(struct hm_arena *a, const char *path, const struct map_cand *exe,
+			const struct hm_perf_features *f, struct hm_cmp_ident *out,
+			struct hm_err *err)
+{
+	if (!exe)
+		return out->kind == HM_CMP_BUILD_KERNEL ? 0 :
+			hm_err_set(err, HM_EXIT_INPUT, "%s: no mapping of the workload's executable "
+				   "is recorded, so its build is unknown: record with 'hitmap record "
+				   "-- CMD' or 'perf record', which keep MMAP records", path);
+	out->exe = exe->file;
+	build_id_of(f, exe->file, out->build_id, &out->build_id_size);
+	if (!out->build_id_size && exe->bid_size) {
+		out->build_id_size = exe->bid_size;
+		memcpy(out->build_id, exe->bid, exe->bid_size);
+	}
+	if (out->build_id_size)
+		out->build_id_hex = hex(a, out->build_id, out->build_id_size);
+	if (out->build_id_size || out->kind == HM_CMP_BUILD_KERNEL)
+		return 0;
+	return hm_err_set(err, HM_EXIT_INPUT, "%s: no build-id is recorded for %s, so runs of "
+			  "different builds cannot be told apart: record again with 'hitmap record' "
+			  "(or 'perf record' without --no-buildid)", path, exe->file);
 }
 
 int hm_cmp_identify(struct hm_arena *a, const char *path, struct hm_cmp_ident *out,
@@ -122,38 +195,63 @@ int hm_cmp_identify(struct hm_arena *a, const char *path, struct hm_cmp_ident *o
 		free(m);
 		return -1;
 	}
-	if (scan_maps(a, pd, m, &nm, &pid, &out->comm, err))
+	if (scan_maps(a, pd, m, &nm, &pid, out, err))
 		goto out;
-	if (!(exe = pick_exe(m, nm, pid, out->comm))) {
-		hm_err_set(err, HM_EXIT_INPUT, "%s: no mapping of the workload's executable is "
-			   "recorded, so its build is unknown: record with 'hitmap record -- CMD' or "
-			   "'perf record', which keep MMAP records", path);
-		goto out;
-	}
-	out->exe = exe->file;
+	exe = pick_exe(m, nm, pid, out->comm);
+	out->kind = kind_of(out, exe != NULL);
 	f = hm_perfdata_features(pd);
-	for (uint32_t i = 0; i < f->nr_build_ids && !out->build_id_size; i++)
-		if (f->build_ids[i].filename && !strcmp(f->build_ids[i].filename, exe->file) &&
-		    f->build_ids[i].size <= HM_BUILD_ID_MAX) {
-			out->build_id_size = f->build_ids[i].size;
-			memcpy(out->build_id, f->build_ids[i].id, out->build_id_size);
-		}
-	if (!out->build_id_size && exe->bid_size) {
-		out->build_id_size = exe->bid_size;
-		memcpy(out->build_id, exe->bid, exe->bid_size);
-	}
-	if (!out->build_id_size) {
-		hm_err_set(err, HM_EXIT_INPUT, "%s: no build-id is recorded for %s, so runs of "
-			   "different builds cannot be told apart: record again with 'hitmap record' "
-			   "(or 'perf record' without --no-buildid)", path, exe->file);
-		goto out;
-	}
-	out->build_id_hex = hex(a, out->build_id, out->build_id_size);
-	rc = 0;
+	if (!identify_exe(a, path, exe, f, out, err) && !identify_kernel(a, path, f, out, err))
+		rc = 0;
 out:
 	hm_perfdata_close(pd);
 	free(m);
 	return rc;
+}
+
+static int same_id(const uint8_t *x, size_t nx, const uint8_t *y, size_t ny)
+{
+	return nx == ny && !memcmp(x, y, nx);
+}
+
+static int same_kernel(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y)
+{
+	if (x->kernel_build_id_size && y->kernel_build_id_size)
+		return same_id(x->kernel_build_id, x->kernel_build_id_size, y->kernel_build_id,
+			       y->kernel_build_id_size);
+	return x->kernel_release && y->kernel_release &&
+	       !strcmp(x->kernel_release, y->kernel_release);
+}
+
+int hm_cmp_same_build(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y)
+{
+	int user = same_id(x->build_id, x->build_id_size, y->build_id, y->build_id_size);
+
+	switch (x->kind) {
+	case HM_CMP_BUILD_KERNEL: return same_kernel(x, y);
+	case HM_CMP_BUILD_BOTH: return user && same_kernel(x, y);
+	default: return user;
+	}
+}
+
+const char *hm_cmp_build_kind_name(enum hm_cmp_build_kind k)
+{
+	return k == HM_CMP_BUILD_KERNEL ? "kernel" : k == HM_CMP_BUILD_BOTH ? "both" : "user";
+}
+
+const char *hm_cmp_build_label(struct hm_arena *a, const struct hm_cmp_ident *id)
+{
+	const char *k = hm_arena_printf(a, "kernel %s (build-id %.12s)",
+					id->kernel_release ? id->kernel_release : "?",
+					id->kernel_build_id_hex ? id->kernel_build_id_hex : "none");
+	const char *u = id->exe ? hm_arena_printf(a, "%s (build-id %.12s)", base_name(id->exe),
+						  id->build_id_hex ? id->build_id_hex : "none")
+				: "?";
+
+	switch (id->kind) {
+	case HM_CMP_BUILD_KERNEL: return k;
+	case HM_CMP_BUILD_BOTH: return hm_arena_printf(a, "%s on %s", u, k);
+	default: return u;
+	}
 }
 
 int hm_cmp_check_side(const char *side, const char *const *paths,
@@ -162,9 +260,24 @@ int hm_cmp_check_side(const char *side, const char *const *paths,
 	for (size_t i = 1; i < n; i++) {
 		const struct hm_cmp_ident *x = &ids[i], *y = &ids[0];
 
-		if (x->build_id_size == y->build_id_size &&
-		    !memcmp(x->build_id, y->build_id, x->build_id_size))
+		if (x->kind != y->kind)
+			return hm_err_set(err, HM_EXIT_INPUT, "%s measures the %s (%llu of %llu "
+					  "samples in the kernel) but %s the %s: give runs of one "
+					  "kind per side (record them alike)", paths[i],
+					  x->kind == HM_CMP_BUILD_USER ? "program" : "kernel",
+					  (unsigned long long)x->kernel_samples,
+					  (unsigned long long)x->samples, paths[0],
+					  y->kind == HM_CMP_BUILD_USER ? "program" : "kernel");
+		if (hm_cmp_same_build(x, y))
 			continue;
+		if (x->kind != HM_CMP_BUILD_USER && !same_kernel(x, y))
+			return hm_err_set(err, HM_EXIT_INPUT, "%s ran kernel %s (build-id %s) but "
+					  "%s ran %s (build-id %s) on side %s: compare runs of one "
+					  "kernel build per side", paths[i],
+					  x->kernel_release ? x->kernel_release : "?",
+					  x->kernel_build_id_hex ? x->kernel_build_id_hex : "none",
+					  paths[0], y->kernel_release ? y->kernel_release : "?",
+					  y->kernel_build_id_hex ? y->kernel_build_id_hex : "none", side);
 		if (strcmp(base_name(x->exe), base_name(y->exe)))
 			return hm_err_set(err, HM_EXIT_INPUT, "%s ran %s but %s ran %s: runs of "
 					  "different workloads on side %s: give the runs of one "
@@ -200,3 +313,32 @@ const char *hm_cmp_find_binary(struct hm_arena *a, const struct hm_cmp_ident *id
 	return has_build(p, id) ? p : NULL;
 }
 
+
+/* The places a -dbg package puts the vmlinux (symbolize/code_kernel.c searches the same). */
+static const char *const vmlinux_paths[] = {
+	"/usr/lib/debug/boot/vmlinux-%s",
+	"/usr/lib/debug/lib/modules/%s/vmlinux",
+	"/lib/modules/%s/build/vmlinux",
+	"/boot/vmlinux-%s",
+};
+
+const char *hm_cmp_find_vmlinux(struct hm_arena *a, const struct hm_cmp_ident *id,
+				const char *sysroot)
+{
+	uint8_t got[HM_BUILD_ID_MAX];
+
+	if (!id->kernel_release)
+		return NULL;
+	for (size_t i = 0; i < sizeof(vmlinux_paths) / sizeof(vmlinux_paths[0]); i++) {
+		const char *p = hm_arena_printf(a, "%s", sysroot ? sysroot : "");
+		size_t n;
+
+		p = hm_arena_printf(a, "%s%s", p, hm_arena_printf(a, vmlinux_paths[i],
+								  id->kernel_release));
+		n = hm_buildid_read(p, got);
+		if (n && (!id->kernel_build_id_size ||
+			  same_id(got, n, id->kernel_build_id, id->kernel_build_id_size)))
+			return p;
+	}
+	return NULL;
+}

@@ -23,6 +23,7 @@ struct compare_args {
 	size_t top;
 	uint32_t line_size;
 	struct hm_resolve_opts ro;
+	const char *vmlinux_a, *vmlinux_b;	/* --vmlinux-a/-b: each side's kernel */
 	struct hm_cmp_groups groups;	/* run groups in time order: A, B, A... */
 };
 
@@ -32,7 +33,7 @@ static void compare_usage(FILE *out)
 		"usage: hitmap compare A1.data A2.data ... -- B1.data B2.data ... [--json]\n"
 		"                      [--metric NAME] [--metric NAME=V1,V2,...] [--top N]\n"
 		"                      [--line-size N] [--no-layout] [--vmlinux F] [--sysroot D]\n"
-		"                      [--buildid-dir D]\n\n"
+		"                      [--buildid-dir D] [--vmlinux-a F] [--vmlinux-b F]\n\n"
 		"A: runs of the base build, B: runs of the new build (3 to 5 each: the test needs\n"
 		"at least 2). Each run is read with its own build's debuginfo and matched by\n"
 		"type.field. A run's own metrics: FILE:NAME=VALUE[,NAME=VALUE], or a file\n"
@@ -42,6 +43,8 @@ static void compare_usage(FILE *out)
 		"  --top N                non-significant rows shown in text (default 20; 0: all)\n"
 		"  --line-size N          cache-line size (default 64)\n"
 		"  --no-layout            skip the layout diff of the two builds\n"
+		"  --vmlinux-a F, -b F    each side's kernel (default: the -dbg package's of the\n"
+		"                         recorded release); one of another build is refused\n"
 		"  --json                 hitmap.compare/1\n"
 		"  --wide                 text lines as long as they come (default: wrapped at 120)\n");
 }
@@ -88,7 +91,8 @@ static int value_opt(const char *arg, const char *name, int argc, char **argv, i
 static int option(struct compare_args *a, int argc, char **argv, int *i)
 {
 	static const char *const names[] = {"--metric", "--line-size", "--top", "--vmlinux",
-					    "--sysroot", "--buildid-dir"};
+					    "--sysroot", "--buildid-dir", "--vmlinux-a",
+					    "--vmlinux-b"};
 	const char *arg = argv[*i], *val = NULL;
 	size_t k;
 	int r = 0;
@@ -125,7 +129,9 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 		return cli_size_t("compare", "--top", val, &a->top) ? -1 : 1;
 	case 3: a->ro.vmlinux = val; return 1;
 	case 4: a->ro.sysroot = val; return 1;
-	default: a->ro.buildid_dir = val; return 1;
+	case 5: a->ro.buildid_dir = val; return 1;
+	case 6: a->vmlinux_a = val; return 1;
+	default: a->vmlinux_b = val; return 1;
 	}
 }
 
@@ -242,9 +248,17 @@ static int load_run(struct hm_arena *ar, const struct compare_args *a, size_t i,
 	struct hm_recording rec;
 	int rc;
 
+	struct hm_resolve_opts ro = a->ro;
+	const char *v = i < a->na ? a->vmlinux_a : a->vmlinux_b;
+
 	hm_cmp_run_init(r, a->files[i]);
-	if (hm_recording_load(a->files[i], &a->ro, NULL, NULL, &rec, err))
+	if (v)
+		ro.vmlinux = v;	/* refused by the load when not this run's kernel */
+	if (hm_recording_load(a->files[i], &ro, NULL, NULL, &rec, err))
 		return -1;
+	if (rec.kernel_warning)
+		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %s", a->files[i],
+							  rec.kernel_warning);
 	if (rec.lost)
 		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %llu samples were lost while "
 			"recording: its counts are low; record with a larger -m or a lower -F",
@@ -270,10 +284,12 @@ static int identify(struct hm_arena *ar, const struct compare_args *a, struct hm
 	return 0;
 }
 
-static int same_build(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y)
+/* A kernel side's vmlinux: the one given for it, else the -dbg package's by release. */
+static const char *kernel_file(struct hm_arena *ar, const struct compare_args *a,
+			       const struct hm_cmp_ident *id, const char *given)
 {
-	return x->build_id_size == y->build_id_size &&
-	       !memcmp(x->build_id, y->build_id, x->build_id_size);
+	return given ? given : a->ro.vmlinux ? a->ro.vmlinux
+			     : hm_cmp_find_vmlinux(ar, id, a->ro.sysroot);
 }
 
 /* The layout side; what stops it is a note, not a failure: the statistics stand alone. */
@@ -282,23 +298,32 @@ static const struct hm_cmp_layout *layout_side(struct hm_arena *ar, const struct
 					       const struct hm_cmp_ident *ib, const struct hm_cmp *c,
 					       struct hm_cmp_layout *out, const char **note)
 {
-	const char *pa = hm_cmp_find_binary(ar, ia, a->ro.sysroot, a->ro.buildid_dir);
-	const char *pb = hm_cmp_find_binary(ar, ib, a->ro.sysroot, a->ro.buildid_dir);
+	int kernel = ia->kind == HM_CMP_BUILD_KERNEL;
+	const char *pa = kernel ? kernel_file(ar, a, ia, a->vmlinux_a)
+				: hm_cmp_find_binary(ar, ia, a->ro.sysroot, a->ro.buildid_dir);
+	const char *pb = kernel ? kernel_file(ar, a, ib, a->vmlinux_b)
+				: hm_cmp_find_binary(ar, ib, a->ro.sysroot, a->ro.buildid_dir);
 	struct hm_layout *la = NULL, *lb = NULL;
 	struct hm_err err = {0};
 	int rc;
 
-	if (same_build(ia, ib)) {
+	if (hm_cmp_same_build(ia, ib)) {
 		*note = "A and B ran the same build: no layout to compare";
 		return NULL;
 	}
 	if (!pa || !pb) {
 		const struct hm_cmp_ident *m = pa ? ib : ia;
 
-		*note = hm_arena_printf(ar, "layout side skipped: no file with build-id %s of %s is "
-					"at hand (rebuilt since recording?): give it with "
-					"--buildid-dir (perf's build-id cache) or --sysroot",
-					m->build_id_hex, m->exe);
+		*note = kernel ? hm_arena_printf(ar, "layout side skipped: no vmlinux of kernel %s "
+						 "(build-id %s) is at hand: install linux-image-%s-dbg "
+						 "or give --vmlinux-%s FILE", m->kernel_release,
+						 m->kernel_build_id_hex ? m->kernel_build_id_hex
+									: "none",
+						 m->kernel_release, pa ? "b" : "a")
+			: hm_arena_printf(ar, "layout side skipped: no file with build-id %s of %s is "
+					  "at hand (rebuilt since recording?): give it with "
+					  "--buildid-dir (perf's build-id cache) or --sysroot",
+					  m->build_id_hex, m->exe);
 		return NULL;
 	}
 	if (hm_layout_open(pa, &la, &err) || hm_layout_open(pb, &lb, &err)) {

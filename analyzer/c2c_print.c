@@ -288,17 +288,22 @@ static double mean(const struct hm_c2c_ent *e, int cls)
 }
 
 /* The row's names: hitmap's field, the code site, and in the default width the pid and
- * tid coalesced by (wide: columns). */
+ * tid coalesced by (wide: columns); nothing more when none is known. */
 static void ent_names(FILE *out, const struct hm_c2c_view *v, const struct hm_c2c_ent *e,
 		      int wide)
 {
+	int ids = (v->o.coalesce & (HM_C2C_BY_PID | HM_C2C_BY_TID)) != 0;
 	char site[512];
 
-	site_str(site, sizeof(site), e);
-	if (wide && v->o.coalesce & (HM_C2C_BY_PID | HM_C2C_BY_TID))
+	if (wide && ids)
 		fprintf(out, " %7u %7u", e->pid, e->tid);
+	if (!wide && !ids && !e->field && !e->object && !e->func) {
+		fputc('\n', out);	/* the code address said it all */
+		return;
+	}
+	site_str(site, sizeof(site), e);
 	fputs(wide ? "  " : "\n          ", out);
-	if (!wide && v->o.coalesce & (HM_C2C_BY_PID | HM_C2C_BY_TID))
+	if (!wide && ids)
 		fprintf(out, "pid %u tid %u  ", e->pid, e->tid);
 	if (e->field)
 		fprintf(out, "%s  ", e->field);

@@ -274,25 +274,20 @@ static uint32_t popcount(const uint64_t *w)
 	return n;
 }
 
-/* Pareto order: the metric, stores, then offset and code address. */
+/* Pareto order, as perf sorts a line's rows: offset, then the coalesced keys. */
 static int cmp_ent(const void *x, const void *y)
 {
 	const struct hm_c2c_ent *a = x, *b = y;
-	uint64_t ma = a->metric, mb = b->metric;
 
 	if (a->line_idx != b->line_idx)
 		return a->line_idx < b->line_idx ? -1 : 1;
-	if (ma != mb)
-		return ma > mb ? -1 : 1;
-	if (a->stores != b->stores)
-		return a->stores > b->stores ? -1 : 1;
 	if (a->off != b->off)
 		return a->off < b->off ? -1 : 1;
-	if (a->ip != b->ip)
-		return a->ip < b->ip ? -1 : 1;
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->ip < b->ip ? -1 : a->ip > b->ip;
 }
 
 static int cmp_line_ref(const void *x, const void *y)

@@ -49,7 +49,7 @@ struct hm_c2c_ent {
 	const char *func, *file;	/* code site */
 	int line;
 	uint32_t line_idx;		/* c2c_view.c: the row's line while building */
-	uint64_t metric;		/* hm_c2c_metric() of st: the order */
+	uint64_t metric;		/* hm_c2c_metric() of st: perf shows rows with it */
 };
 
 /* A row of the Shared Data Cache Line Table. */
@@ -60,7 +60,7 @@ struct hm_c2c_cl {
 	uint64_t records, loads, stores;
 	uint32_t nr_cpus;
 	uint64_t cpus[HM_C2C_CPU_WORDS];
-	struct hm_c2c_ent *ents;	/* Pareto rows: metric, stores, offset order */
+	struct hm_c2c_ent *ents;	/* Pareto rows: by offset, pid, tid, code address */
 	uint32_t nr_ents;
 	const struct hm_line *line;	/* hitmap's line: object, verdict, fix; NULL if none */
 	int shared;			/* perf: HITM or peer loads (PMU); hitmap: contended */

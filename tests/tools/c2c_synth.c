@@ -4,8 +4,11 @@
  * shared/data/perf has a HITM, a remote access, a DRAM load or a shared line: what the
  * c2c view's numbers are mostly about. The samples are not recorded; each is a load or
  * store with a hand-set data_src (union perf_mem_data_src, as Intel PEBS reports it),
- * address, CPU and weight, in one mem-loads event (type RAW, config 0x1cd) of a 4-CPU,
- * one-node machine (the CPU and NUMA topology features perf c2c needs).
+ * address, CPU and weight. The events are those `hitmap record -c pmu -e c2c` opens on
+ * an Ice Lake (collectors/pmu.c with LIBPFM_FORCE_PMU=icl: mem-loads with ldlat and
+ * mem-stores, HM_PMU_SAMPLE_TYPE, so WEIGHT_STRUCT and IDENTIFIER), loads written to the
+ * first and stores to the second, as the kernel would; the machine has 4 CPUs and one
+ * node (the CPU and NUMA topology features perf c2c needs).
  *
  * Lines (64 bytes, pid 4242):
  *   0x601000  false sharing: tid 1 stores to +0x0 (L1 miss, some L1 hit, one locked),
@@ -19,6 +22,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
+#include "collectors/pmu.h"
 #include "core/perfdata.h"
 
 #define PID 4242
@@ -115,7 +121,8 @@ static void topology(struct hm_perf_topology *t)
 	t->nodes = &node;
 }
 
-static int write_samples(struct hm_perfdata_writer *w, struct hm_err *err)
+static int write_samples(struct hm_perfdata_writer *w, const struct hm_perf_attr *ld,
+			 const struct hm_perf_attr *st, struct hm_err *err)
 {
 	size_t n, written = 0;
 	const struct spec *s = specs(&n);
@@ -140,7 +147,9 @@ static int write_samples(struct hm_perfdata_writer *w, struct hm_err *err)
 			ev.sample.cpu = s[i].cpu;
 			ev.sample.period = 1;
 			ev.sample.data_src = s[i].data_src;
-			ev.sample.weight = s[i].weight;
+			ev.sample.weight = hm_perf_weight_struct(s[i].weight, 0, 0);
+			ev.sample.weight_var1 = s[i].weight;
+			ev.attr = (s[i].data_src >> PERF_MEM_OP_SHIFT) & PERF_MEM_OP_STORE ? st : ld;
 			if (hm_perfdata_write(w, &ev, err))
 				return -1;
 			written++;
@@ -153,33 +162,60 @@ static int write_samples(struct hm_perfdata_writer *w, struct hm_err *err)
 	return 0;
 }
 
+/* The c2c preset's load and store events, as hitmap record encodes them on Ice Lake. */
+static int c2c_attrs(struct hm_perf_attr *pa, uint32_t *nr, struct hm_err *err)
+{
+	static const uint64_t ids[2] = { 101, 102 };	/* samples go to their event by id */
+	struct hm_pmu_events ev;
+	struct hm_pmu_opts o;
+
+	setenv("LIBPFM_FORCE_PMU", "icl", 1);
+	hm_pmu_opts_init(&o);
+	o.phys = 0;
+	if (hm_pmu_encode("c2c", &o, &ev, err))
+		return -1;
+	*nr = 0;
+	for (unsigned i = 0; i < ev.nr && *nr < 2; i++) {
+		if (ev.ev[i].flags & HM_PMU_EV_COUNT_ONLY)
+			continue;
+		pa[*nr].attr = ev.ev[i].attr;
+		pa[*nr].name = strdup(ev.ev[i].name);
+		pa[*nr].ids = &ids[*nr];
+		pa[*nr].nr_ids = 1;
+		(*nr)++;
+	}
+	if (*nr != 2)
+		return hm_err_set(err, 3, "the c2c preset has %u sampling events, not 2", *nr);
+	if (ev.ev[0].op == HM_OP_STORE) {	/* loads first */
+		struct hm_perf_attr t = pa[0];
+
+		pa[0] = pa[1];
+		pa[1] = t;
+		pa[0].ids = &ids[0];
+		pa[1].ids = &ids[1];
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct hm_perf_attr pa = { .name = "cpu/mem-loads,ldlat=30/P" };
+	struct hm_perf_attr pa[2] = { 0 };
 	struct hm_perf_features f = { .hostname = "synth", .osrelease = "6.1.0", .arch = "x86_64",
 				      .version = "hitmap c2c_synth", .nr_cpus_avail = NR_CPUS,
 				      .nr_cpus_online = NR_CPUS };
 	struct hm_perf_topology topo;
-	struct hm_perfdata_writer *w;
+	struct hm_perfdata_writer *w = NULL;
 	struct hm_err err = { 0 };
+	uint32_t nr;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: c2c_synth OUT\n");
 		return 1;
 	}
-	pa.attr.size = sizeof(pa.attr);
-	pa.attr.type = PERF_TYPE_RAW;
-	pa.attr.config = 0x1cd;
-	pa.attr.config1 = 30;
-	pa.attr.precise_ip = 2;
-	pa.attr.sample_period = 1;
-	pa.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
-			      PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_DATA_SRC |
-			      PERF_SAMPLE_WEIGHT;
-	pa.attr.exclude_kernel = 1;
 	topology(&topo);
 	f.topo = &topo;
-	if (hm_perfdata_create(argv[1], &pa, 1, 0, &w, &err) || write_samples(w, &err) ||
+	if (c2c_attrs(pa, &nr, &err) || hm_perfdata_create(argv[1], pa, nr, 0, &w, &err) ||
+	    write_samples(w, hm_perfdata_writer_attr(w, 0), hm_perfdata_writer_attr(w, 1), &err) ||
 	    hm_perfdata_finish(w, &f, &err)) {
 		fprintf(stderr, "c2c_synth: %s\n", err.msg);
 		return 2;

@@ -304,6 +304,8 @@ void hm_report_print_json(FILE *out, const struct hm_report_view *v)
 			hm_heat_print_json(&j, v->heat[i]);
 		hm_json_arr_end(&j);
 	}
+	if (v->c2c)
+		hm_c2c_print_json(&j, v->c2c, v->top);
 	hm_json_obj_end(&j);
 	hm_json_finish(&j);
 }

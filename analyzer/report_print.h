@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyzer/c2c_view.h"
 #include "analyzer/heatmap.h"
 #include "analyzer/lines.h"
 
@@ -28,6 +29,7 @@ struct hm_report_view {
 	const struct hm_heat *const *heat;	/* JSON: the "heatmap" array (--view heatmap) */
 	size_t nr_heat;
 	const char *warning;		/* what was forced (--force), or NULL; JSON "warnings" */
+	const struct hm_c2c_view *c2c;	/* --view c2c: JSON "c2c_view"; NULL otherwise */
 };
 
 /* "lines", "fields", "sharing", "splits" -> kind; -1 when unknown. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/c2c_view.h"
 #include "analyzer/fixcheck.h"
 #include "analyzer/heatmap.h"
 #include "analyzer/report_print.h"
@@ -19,6 +20,8 @@
 struct report_args {
 	const char *input, *type, *html;
 	int view, heatmap, json, stats, wide;
+	int c2c, view_given, c2c_opt;	/* --view c2c; -d, -c, --show-all, -N given */
+	struct hm_c2c_opts c2o;
 	size_t top;
 	uint32_t line_size;
 	uint64_t window_ns;
@@ -29,15 +32,22 @@ struct report_args {
 static void report_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap]\n"
+		"usage: hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap|c2c]\n"
 		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
 		"                     [--stats] [--vmlinux F] [--kcore F] [--sysroot D]\n"
 		"                     [--buildid-dir D] [--window US] [--batch N] [--wide]\n"
-		"                     [--kallsyms F] [--force]\n\n"
+		"                     [--kallsyms F] [--force] [-d tot|lcl|rmt|peer]\n"
+		"                     [-c tid,pid,iaddr] [--show-all] [-N] [--stdio]\n\n"
 		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
 		"                 and the fix), splits, heatmap (the hot type's layout with counts)\n"
+		"                 or c2c (perf c2c report's sections and columns, shared lines)\n"
+		"  -d M           c2c: sort and filter lines on tot, lcl or rmt HITM, or peer\n"
+		"  -c KEYS        c2c: Pareto rows by offset and KEYS of tid,pid,iaddr (iaddr)\n"
+		"  --show-all     c2c: every line, not only those with HITM (0.1%% or more)\n"
+		"  -N             c2c: node columns (says why there are none)\n"
+		"  --stdio        accepted, as perf c2c takes it: the output is always text\n"
 		"  --type T       only accesses to objects of type T (or the global T)\n"
 		"  --html F       write a self-contained page with the hot types' heat maps (and\n"
 		"                 print nothing else)\n"
@@ -59,6 +69,29 @@ static void report_usage(FILE *out)
 		HM_REPORT_BATCH);
 }
 
+/* perf c2c report's -d, -c, --show-all and -N; any of them means --view c2c. */
+static int c2c_option(struct report_args *a, int c, const char *arg)
+{
+	const char *bad = "";
+	size_t bad_len = 0;
+	int d;
+
+	a->c2c_opt = 1;
+	if (c == 'A') {
+		a->c2o.show_all = 1;
+	} else if (c == 'N') {
+		a->c2o.node_info = 1;
+	} else if (c == 'd') {
+		if ((d = hm_c2c_display_parse(arg)) < 0)
+			return cli_err("report", -1, "-d %s: choose tot, lcl, rmt or peer", arg);
+		a->c2o.display = (enum hm_c2c_display)d;
+	} else if (!(a->c2o.coalesce = hm_c2c_coalesce_parse(arg, &bad, &bad_len))) {
+		return cli_err("report", -1, "-c %s: unknown key '%.*s': choose from tid,pid,iaddr "
+			       "(perf's dso is not kept per sample)", arg, (int)bad_len, bad);
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
 	static const struct option longopts[] = {
@@ -71,6 +104,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{"buildid-dir", required_argument, NULL, 'B'}, {"window", required_argument, NULL, 'w'},
 		{"batch", required_argument, NULL, 'b'}, {"wide", no_argument, NULL, 'W'},
 		{"force", no_argument, NULL, 'f'}, {"kallsyms", required_argument, NULL, 'Y'},
+		{"display", required_argument, NULL, 'd'}, {"coalesce", required_argument, NULL, 'c'},
+		{"show-all", no_argument, NULL, 'A'}, {"stdio", no_argument, NULL, 'S'},
+		{"node-info", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	uint64_t v;
@@ -81,16 +117,20 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	a->line_size = 64;
 	a->view = HM_VIEW_LINES;
 	a->batch = HM_REPORT_BATCH;
+	a->c2o.coalesce = HM_C2C_BY_IADDR;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:t:n:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:t:n:d:c:Nh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': a->input = optarg; break;
 		case 'v':
-			if (!strcmp(optarg, "heatmap")) {
+			a->view_given = 1;
+			if (!strcmp(optarg, "c2c")) {
+				a->c2c = 1;
+			} else if (!strcmp(optarg, "heatmap")) {
 				a->heatmap = 1;
 			} else if ((a->view = hm_report_view_parse(optarg)) < 0) {
 				return cli_err("report", -1, "--view %s: choose lines, fields, "
-					       "sharing, splits or heatmap", optarg);
+					       "sharing, splits, heatmap or c2c", optarg);
 			}
 			break;
 		case 't': a->type = optarg; break;
@@ -115,6 +155,11 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->batch = (size_t)v;
 			break;
 		case 'W': a->wide = 1; break;
+		case 'd': case 'c': case 'A': case 'N':
+			if (c2c_option(a, c, optarg))
+				return -1;
+			break;
+		case 'S': break;	/* perf c2c's --stdio: hitmap always prints to stdio */
 		case 'h': report_usage(stdout); exit(HM_EXIT_OK);
 		default: cli_bad_option("report", c, argv); return -1;
 		}
@@ -124,6 +169,12 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			       "FILE", argv[optind]);
 	if (a->json && a->html)
 		return cli_err("report", -1, "--json and --html: choose one");
+	if (a->c2c_opt && a->view_given && !a->c2c)
+		return cli_err("report", -1, "-d, -c, --show-all and -N shape --view c2c: drop "
+			       "--view or give --view c2c");
+	a->c2c |= a->c2c_opt;
+	if (a->c2c && (a->html || a->heatmap))
+		return cli_err("report", -1, "--view c2c has no page: drop --html");
 	return 0;
 }
 
@@ -196,6 +247,7 @@ struct run {
 	struct hm_splits_acc *splits;
 	struct hm_splits split_out;
 	struct hm_heat_set heat;
+	struct hm_c2c_acc *c2c;		/* --view c2c */
 	struct hm_err err;
 };
 
@@ -206,6 +258,8 @@ static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 	if (hm_lines_acc_add(r->lines, acc, n, &r->err))
 		return -1;
 	hm_splits_add(r->splits, acc, n);
+	if (r->c2c)
+		hm_c2c_acc_add(r->c2c, acc, n);
 	if (r->a->heatmap || r->a->html)
 		hm_heat_set_add(&r->heat, acc, n);
 	return 0;
@@ -247,6 +301,7 @@ static int write_html(const struct report_args *a, const struct hm_heat **hp, si
 static int analyze(struct report_args *a, struct run *r, struct hm_recording *rec)
 {
 	const struct hm_heat *hp[MAX_HEAT_TYPES];
+	struct hm_c2c_view c2v;
 	struct hm_lines lines;
 	struct hm_report_view v = {.input = a->input, .lost = rec->lost, .top = a->top,
 				   .view = (enum hm_report_view_kind)a->view, .lines = &lines,
@@ -262,6 +317,11 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 	hm_splits_end(r->splits);
 	r->splits = NULL;
 	hm_heat_set_end(&r->heat);
+	if (r->c2c) {
+		hm_c2c_acc_end(r->c2c, &r->ar, &lines, &c2v);
+		r->c2c = NULL;
+		v.c2c = &c2v;
+	}
 	v.source = lines.source;
 	v.warning = rec->kernel_warning;
 	if ((a->heatmap || a->html) && (rc = pick_heat(a, r, hp, &nh)))
@@ -275,7 +335,9 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 		out = cli_text_begin(&t, a->wide);
 		for (size_t i = 0; a->heatmap && i < nh; i++)
 			hm_heat_print_text(out, hp[i]);
-		if (!a->heatmap)
+		if (v.c2c)
+			hm_c2c_print_text(out, v.c2c, a->input, a->top, a->wide);
+		else if (!a->heatmap)
 			hm_report_print_text(out, &v);
 		if (a->stats)
 			hm_stats_print(out, rec->resolver);
@@ -294,6 +356,8 @@ static void run_free(struct run *r)
 		hm_lines_acc_end(r->lines, &discard);
 	hm_splits_end(r->splits);
 	hm_heat_set_end(&r->heat);
+	if (r->c2c)
+		hm_c2c_acc_end(r->c2c, &r->ar, NULL, &(struct hm_c2c_view){0});
 	hm_arena_free(&r->ar);
 }
 
@@ -313,6 +377,8 @@ int cmd_report(int argc, char **argv)
 	hm_arena_init(&r.ar);
 	hm_heat_set_init(&r.heat, &r.ar, &(struct hm_heat_opts){.line_size = a.line_size});
 	r.lines = hm_lines_acc_new(&r.ar, a.line_size, a.window_ns);
+	if (a.c2c)
+		r.c2c = hm_c2c_acc_new(a.line_size, &a.c2o);
 	if (hm_splits_begin(&r.ar, a.line_size, &r.split_out, &r.splits, &err) ||
 	    hm_recording_stream(a.input, &a.ro, a.type ? keep_type : NULL, &tf,
 				a.batch, on_batch, &r, &rec, &err)) {

@@ -372,6 +372,51 @@ def check_alternatives(a):
           "exit %d; %s" % (p.returncode, "; ".join(bad[:4]) or p.stderr.strip()[-160:]))
 
 
+def check_compare(a):
+    """compare between two kernel builds: three runs of the tmpfs create+unlink workload on the
+    other build (A, the older) against three on this one (B), each side read with its own
+    vmlinux; sides named by kernel, kernel fields matched by type.field, the layout side
+    diffing the two vmlinux files; one vmlinux for both sides refused."""
+    olds = [os.path.join(a.other_out, "cmp%d.data" % i) for i in (1, 2, 3)]
+    news = [os.path.join(a.out, "cmp%d.data" % i) for i in (1, 2, 3)]
+    missing = [f for f in olds + news if not os.path.exists(f)]
+    if not check("compare runs recorded on both kernels (3 + 3)", not missing,
+                 "missing: %s" % missing):
+        return
+    cmd = [a.hitmap, "compare"] + olds + ["--"] + news + [
+        "--vmlinux-a", a.other_vmlinux, "--vmlinux-b", a.vmlinux]
+    p, secs = run(cmd + ["--json"], timeout=900)
+    d = load_json(p.stdout) or {}
+    ab, bb = d.get("a_build", {}), d.get("b_build", {})
+    check("compare of two kernels: exit 0 in %.0f s, sides named by kernel release and "
+          "build-id" % secs, p.returncode == 0 and ab.get("kind") == "kernel" and
+          bb.get("kind") == "kernel" and ab.get("kernel", {}).get("release") == a.kv_other and
+          bb.get("kernel", {}).get("release") == a.kv and
+          ab["kernel"].get("build_id") and ab["kernel"]["build_id"] != bb["kernel"].get("build_id"),
+          "exit %d, %s; a_build %r" % (p.returncode, p.stderr.strip()[-200:], ab))
+    fields = [m for m in d.get("metrics", []) if m.get("kind") == "field"
+              and m.get("presence") == "both" and m["name"].endswith(" samples")]
+    zero_a = [m["name"] for m in fields if not any(v for v in m["a_values"] if v)]
+    check("kernel type.field metrics matched across the builds (%d), none all-zero on a "
+          "side" % len(fields), len(fields) >= 10 and not zero_a, "all-zero on A: %s" % zero_a[:3])
+    q, _ = run(cmd, timeout=900)
+    first = " ".join(ln.strip() for ln in q.stdout.splitlines()[:2])	# wrapped at 120
+    check("compare text names the kernels, not a process",
+          "kernel %s" % a.kv_other in first and "kernel %s" % a.kv in first
+          and "busybox" not in first and "xattr_list" not in first, "first lines %r" % first)
+    li = d.get("layout_info") or {}
+    check("layout side diffed the two vmlinux files (%d hot fields changed, %d unchanged)"
+          % (len(d.get("layout", [])), li.get("unchanged", -1)),
+          li.get("a") == a.other_vmlinux and li.get("b") == a.vmlinux,
+          "layout_info %r, notes %r" % (li, d.get("notes")))
+    p, _ = run([a.hitmap, "compare"] + olds + ["--"] + news + ["--vmlinux", a.vmlinux, "--json"],
+               timeout=900)
+    lines = p.stderr.strip().splitlines()
+    check("one --vmlinux for both kernels: refused, exit 2, naming the build-id",
+          p.returncode == 2 and len(lines) == 1 and "build-id" in lines[0],
+          "exit %d, %r" % (p.returncode, lines[:2]))
+
+
 def pahole_sizes(vmlinux):
     """struct/union name -> size, from one pahole dump (the first definition wins)."""
     p, _ = run(["pahole", vmlinux], timeout=600)
@@ -424,7 +469,8 @@ def read_pairs(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ("out", "hitmap", "ksyms", "vmlinux", "other-vmlinux", "debug-root", "kv"):
+    for opt in ("out", "hitmap", "ksyms", "vmlinux", "other-vmlinux", "debug-root", "kv",
+                "other-out", "kv-other"):
         ap.add_argument("--" + opt, required=True)
     a = ap.parse_args()
     steps = read_pairs(os.path.join(a.out, "steps"))
@@ -437,6 +483,7 @@ def main():
         check_other_build(a)
         check_kallsyms(a)
     check_alternatives(a)
+    check_compare(a)
     check_builds_diff(a)
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1

@@ -39,7 +39,15 @@ if [ ! -e "$LAB/root/.dbg.$KV" ]; then
 		'./usr/lib/debug/lib/modules/*/kernel/lib/libcrc32c.ko'
 	touch "$LAB/root/.dbg.$KV"
 fi
-# Another build's vmlinux: the report must refuse it for this kernel's recordings.
+# Another build: its vmlinux must be refused for this kernel's recordings, and its image
+# boots a second guest whose runs compare against this kernel's.
+if [ ! -e "$LAB/other/.image.$KV_OTHER" ] || [ ! -d "$LAB/other/lib/modules" ]; then
+	download "linux-image-$KV_OTHER"
+	dpkg-deb --fsys-tarfile "$LAB/deb/linux-image-${KV_OTHER}"_*.deb | tar -x -C "$LAB/other" \
+		--wildcards "./boot/vmlinuz-$KV_OTHER" './lib/modules/*/kernel/drivers/virtio/*' \
+		'./lib/modules/*/kernel/drivers/block/virtio_blk.ko'
+	touch "$LAB/other/.image.$KV_OTHER"
+fi
 if [ ! -e "$LAB/other/.dbg.$KV_OTHER" ]; then
 	download "linux-image-$KV_OTHER-dbg"
 	dpkg-deb --fsys-tarfile "$LAB/deb/linux-image-${KV_OTHER}-dbg"_*.deb | tar -x -C "$LAB/other" \

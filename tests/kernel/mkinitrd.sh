@@ -1,9 +1,9 @@
 #!/bin/bash
 # Builds the lab guest's initramfs: busybox, hitmap, perf, mke2fs, mkfs.xfs with every
 # library ldd lists, the static workloads, the kernel's modules, /init and /lab.conf.
-# usage: mkinitrd.sh LAB_DIR KVER HITMAP OUT.cpio
+# usage: mkinitrd.sh LAB_DIR KVER HITMAP OUT.cpio [MODULE_ROOT (default LAB_DIR/root)]
 set -euo pipefail
-LAB=$1 KV=$2 HITMAP=$3 OUT=$4
+LAB=$1 KV=$2 HITMAP=$3 OUT=$4 MROOT=${5:-$1/root}
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$LAB/initrd
 rm -rf "$T"
@@ -22,10 +22,10 @@ cp "$LAB"/bin/* "$T/bin/"
 # Only the modules /init loads, at their /lib/modules paths (record names them from there).
 . "$LAB/lab.conf"
 for m in $LAB_MODULES; do
-	f=$(cd "$LAB/root" && find "lib/modules/$KV" -name "$m.ko" | head -1)
+	f=$(cd "$MROOT" && find "lib/modules/$KV" -name "$m.ko" | head -1)
 	[ -n "$f" ] || { echo "lab: module $m not in linux-image-$KV" >&2; exit 3; }
 	mkdir -p "$T/$(dirname "$f")"
-	cp "$LAB/root/$f" "$T/$f"
+	cp "$MROOT/$f" "$T/$f"
 done
 cp "$HERE/init" "$T/init"
 cp "$LAB/lab.conf" "$T/lab.conf"

@@ -35,32 +35,47 @@ gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I"$ROOT" \
 	$(pkg-config --cflags libdw libelf capstone libbpf) -o "$LAB/ksyms" "$HERE/ksyms.c" \
 	"$ROOT/build/libhitmap.a" $(make -s --no-print-directory -C "$ROOT" print-libs) ||
 	die "cannot build tests/kernel/ksyms.c"
-cat > "$LAB/lab.conf" <<CONF
-LAB_MODULES="$MODULES"
+conf() { # conf PLAN MODULES: the guest's /lab.conf
+	cat > "$LAB/lab.conf" <<CONF
+LAB_PLAN=$1
+LAB_MODULES="$2"
 LAB_SECONDS=$SECONDS_PER
 LAB_HZ=$HZ
+LAB_CMP_RUNS=3
 CONF
+}
 
-OUT=$LAB/out
-if [ "${LAB_SKIP_BOOT:-0}" != 1 ]; then
-	"$HERE/mkinitrd.sh" "$LAB" "$KV" "$HITMAP" "$LAB/initrd.cpio" || die "initramfs failed"
-	rm -rf "$OUT" && mkdir -p "$OUT"
+boot() { # boot KV KERNEL_ROOT OUT: one guest run of that kernel, its /out unpacked in OUT
+	local kv=$1 kroot=$2 out=$3 tb qrc
+	"$HERE/mkinitrd.sh" "$LAB" "$kv" "$HITMAP" "$LAB/initrd.cpio" "$kroot" ||
+		die "initramfs failed"
+	rm -rf "$out" && mkdir -p "$out"
 	rm -f "$LAB/out.img" && truncate -s 1G "$LAB/out.img"
 	tb=$(date +%s)
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 \
-		-m 4096 -kernel "$LAB/root/boot/vmlinuz-$KV" -initrd "$LAB/initrd.cpio" \
+		-m 4096 -kernel "$kroot/boot/vmlinuz-$kv" -initrd "$LAB/initrd.cpio" \
 		-append "console=ttyS0 panic=-1 quiet" -display none -serial "file:$LAB/serial.log" \
 		-no-reboot -drive "file=$LAB/out.img,format=raw,if=virtio" </dev/null
 	qrc=$?
-	echo "lab: guest ran $(( $(date +%s) - tb )) s (qemu exit $qrc)"
-	[ "$qrc" = 124 ] && die "guest still running after ${TIMEOUT}s, killed; last console lines: $(tail -3 "$LAB/serial.log" | tr '\n' '|')"
-	tar xf "$LAB/out.img" -C "$OUT" 2>/dev/null ||
-		die "no recordings on the output disk; console: $(tail -3 "$LAB/serial.log" | tr '\n' '|')"
+	echo "lab: guest $kv ran $(( $(date +%s) - tb )) s (qemu exit $qrc)"
+	[ "$qrc" = 124 ] && die "guest $kv still running after ${TIMEOUT}s, killed; last console lines: $(tail -3 "$LAB/serial.log" | tr '\n' '|')"
+	tar xf "$LAB/out.img" -C "$out" 2>/dev/null ||
+		die "no recordings on the output disk of $kv; console: $(tail -3 "$LAB/serial.log" | tr '\n' '|')"
+}
+
+OUT=$LAB/out
+OUT_OTHER=$LAB/out-other
+if [ "${LAB_SKIP_BOOT:-0}" != 1 ]; then
+	conf full "$MODULES"
+	boot "$KV" "$LAB/root" "$OUT"
+	# The other build, for compare: tmpfs only, so only the output disk's modules.
+	conf compare "virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk"
+	boot "$KV_OTHER" "$LAB/other" "$OUT_OTHER"
 fi
 python3 "$HERE/check.py" --out "$OUT" --hitmap "$HITMAP" --ksyms "$LAB/ksyms" \
 	--vmlinux "$LAB/root/usr/lib/debug/boot/vmlinux-$KV" \
 	--other-vmlinux "$LAB/other/usr/lib/debug/boot/vmlinux-$KV_OTHER" \
-	--debug-root "$LAB/root" --kv "$KV"
+	--debug-root "$LAB/root" --kv "$KV" --other-out "$OUT_OTHER" --kv-other "$KV_OTHER"
 rc=$?
 echo "lab: whole run $(( $(date +%s) - t0 )) s"
 exit $rc

@@ -152,11 +152,11 @@ static void draw_obj(FILE *out, const struct geom *g, const struct obj *o)
 	double lo, hi, y = RULER_H + o->lane * OBJ_H;
 
 	obj_span(g, o, &lo, &hi);
-	fprintf(out, "<g class=\"objb\"><path d=\"M%.1f %.1fv-5H%.1fv5\"/><title>", bx(g, lo),
-		y + 19, bx(g, hi));
+	fputs("<g class=\"objb\"><title>", out);
 	hm_heat_html_escape(out, o->name);
 	fprintf(out, " at 0x%" PRIx64 ", %" PRIu64 " bytes: line bytes %.0f..%.0f</title>",
 		o->base, o->size, lo, hi);
+	fprintf(out, "<path d=\"M%.1f %.1fv-5H%.1fv5\"/>", bx(g, lo), y + 19, bx(g, hi));
 	fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", bx(g, lo) + 2, y + 11);
 	obj_label(out, g, o, (hi - lo) * g->px - 4);
 	fputs("</text></g>\n", out);

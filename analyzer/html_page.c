@@ -190,15 +190,17 @@ static void verdict_badge(FILE *out, enum hm_verdict v)
 	fputs("</span>", out);
 }
 
-/* The fix only where fixcheck's replay showed it removes the false sharing; otherwise
- * what the replay showed, or why no layout change applies. */
+/* The fix as a fix only where fixcheck's replay showed it removes the false sharing; a
+ * fix not examined, or one no layout expresses (true sharing), as a suggestion; a failed
+ * one is gone (fixcheck cleared it). Then what the replay showed, or why none ran. */
 static void fix_block(FILE *out, const struct hm_line *ln)
 {
 	if (ln->fix && ln->fix_check == HM_FIX_REPLAYED) {
 		fputs("<p class=\"fix\"><b>fix (replayed):</b> ", out);
 		hm_heat_html_escape(out, ln->fix);
 		fputs("</p>\n", out);
-	} else if (ln->fix && ln->fix_check == HM_FIX_UNCHECKED) {
+	} else if (ln->fix) {
+		/* not examined, or no layout expresses it (true sharing): what to do instead */
 		fputs("<p class=\"fix unchecked\"><b>suggestion (not replayed):</b> ", out);
 		hm_heat_html_escape(out, ln->fix);
 		fputs("</p>\n", out);

@@ -6,7 +6,8 @@
 # same recording: the shared line's verdict, its replayed fix, its hot fields as boxes
 # and rows, and the threads that write each field. Then the script's work: the table
 # sorted by a column named in the URL's #sort=, the colours switched by #scale=lin. And
-# the page source: balanced tags, nothing fetched from the network.
+# the page source: balanced tags, SVG that parses as XML, nothing fetched from the
+# network.
 #
 # Chromium missing is a failure, not a skip: make deps installs it. It runs as root
 # (--no-sandbox), with a throwaway profile and a timeout; under the ASan suite hitmap is
@@ -199,7 +200,7 @@ need(any(r.attrs.get("data-lin") != r.attrs.get("data-log") for r in boxes),
      "linear and log colours never differ")
 '
 
-check "page source: balanced tags, no network, objects at their own offsets" '
+check "page source: balanced tags, well-formed SVG, no network; objects at their own offsets" '
 import re
 for name in ("false_sharing", "objects_heap"):
     src = open(f"{T}/{name}.html", encoding="utf-8").read()
@@ -217,6 +218,12 @@ for name in ("false_sharing", "objects_heap"):
             need(False, f"{name}: </{tag}> at {m.start()} closes nothing open")
             break
     need(not stack, f"{name}: unclosed {stack[-3:]}")
+    import xml.dom.minidom
+    for k, m in enumerate(re.finditer(r"<svg.*?</svg>", src, re.S)):
+        try:
+            xml.dom.minidom.parseString(m.group(0))
+        except Exception as e:
+            need(False, f"{name}: svg {k} is not well-formed XML: {e}")
 # objects_heap: four struct order objects of 16 bytes share each line: four instances,
 # each bracket at its own offset, not one folded type at offset 0.
 s = dom("oh.dom").find("section", id="line-1")

@@ -301,6 +301,9 @@ static size_t lines_drawn(const struct hm_lines *l)
 	return n ? n : (l->nr < 3 ? l->nr : 3);
 }
 
+/* Sorting on a header's click (descending first, again to reverse) and the colour
+ * toggle. A URL fragment #sort=KEY&dir=asc&scale=lin clicks the same header and button
+ * on load: a link can open the page sorted, and the test drives the real handlers. */
 static const char js[] =
 	"(function(){\n"
 	"function val(td){var v=td.getAttribute('data-v');return v===null?td.textContent:v;}\n"
@@ -323,9 +326,9 @@ static const char js[] =
 	"document.getElementById('scale-lin').addEventListener('click',function(){scale('lin');});\n"
 	"var q={};location.hash.replace(/^#/,'').split('&').forEach(function(kv){"
 	"var p=kv.split('=');if(p[0])q[p[0]]=p[1]||'';});\n"
-	"scale(q.scale==='lin'?'lin':'log');\n"
+	"scale('log');if(q.scale==='lin')document.getElementById('scale-lin').click();\n"
 	"if(q.sort){var th=document.querySelector('#lines th[data-key=\"'+q.sort+'\"]');"
-	"if(th)sortBy(th,q.dir!=='asc');}\n"
+	"if(th){th.click();if(q.dir==='asc')th.click();}}\n"
 	"document.body.setAttribute('data-js','ready');\n"
 	"})();\n";
 

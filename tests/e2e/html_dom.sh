@@ -4,8 +4,9 @@
 # (tests/data/rec, binaries found by build-id) and dumps the DOM after the page's script
 # ran; the assertions read that rendered DOM, against what `report --json` says of the
 # same recording: the shared line's verdict, its replayed fix, its hot fields as boxes
-# and rows, and the threads that write each field. Then the script's work: the table
-# sorted by a column named in the URL's #sort=, the colours switched by #scale=lin. And
+# and rows, and the threads that write each field. Then the script's work, through its
+# click handlers (the page clicks what the URL's fragment names: #sort=records&dir=asc
+# clicks the header twice, descending then ascending; #scale=lin clicks the button). And
 # the page source: balanced tags, SVG that parses as XML, nothing fetched from the
 # network.
 #

@@ -20,6 +20,8 @@
 #define LINE_GAP 8
 #define RULER_H 22
 #define LEGEND_H 64
+#define OLABEL_H 13		/* a lane of names under a line, for narrow fields */
+#define OLABEL_LANES 4
 #define CHAR_W 6.7	/* 11px monospace */
 #define SVG_W (LABEL_W + (int)AREA_W + STATS_W)
 
@@ -44,6 +46,8 @@ struct seg {
 	double x0, x1;		/* bytes from the line's start */
 	uint32_t lane;
 	uint8_t first;		/* the field's first line: carries the label */
+	uint8_t outside;	/* its name does not fit: under the line, in lane olane */
+	uint8_t olane;
 };
 
 struct plan {
@@ -51,6 +55,7 @@ struct plan {
 	size_t nr;
 	size_t *start;		/* segs of line k: start[k] .. start[k + 1] */
 	uint32_t *lanes;	/* per line */
+	uint32_t *olanes;	/* per line: lanes of names under it */
 	double *y;		/* top of each line */
 	double height;
 };
@@ -123,6 +128,64 @@ static void assign_lanes(struct plan *p, uint64_t line)
 	free(end);
 }
 
+static const char *seg_name(const struct hm_heat *h, const struct seg *s)
+{
+	const struct hm_heat_field *f = &h->fields[s->field];
+
+	return f->hole ? "(hole)" : f->path;
+}
+
+static double seg_w(const struct hm_heat *h, const struct seg *s)
+{
+	double w = (s->x1 - s->x0) * (AREA_W / h->line_size);
+
+	return w < 3 ? 3 : w;
+}
+
+/* Left end of a name under the line: at its box, kept left of the line's totals. */
+static double olabel_x(const struct hm_heat *h, const struct seg *s)
+{
+	double x = LABEL_W + s->x0 * (AREA_W / h->line_size);
+	double tw = strlen(seg_name(h, s)) * CHAR_W;
+
+	return x + tw > LABEL_W + AREA_W ? LABEL_W + AREA_W - tw : x;
+}
+
+static int fits(double w, const char *s)
+{
+	return w > 8 && strlen(s) <= (size_t)((w - 6) / CHAR_W);
+}
+
+/* Names of accessed fields too narrow for them go under the line, each in the first
+ * lane where it overlaps no other, with a leader to its box: "p..." says nothing. */
+static uint32_t place_outside(const struct hm_heat *h, struct plan *p, uint64_t line)
+{
+	double end[OLABEL_LANES] = {0};
+	uint32_t used = 0;
+
+	for (size_t i = p->start[line]; i < p->start[line + 1]; i++) {
+		struct seg *s = &p->segs[i];
+		const struct hm_heat_field *f;
+		double x;
+		uint32_t lane = 0;
+
+		if (!s->first || s->field >= h->nr_fields)
+			continue;
+		f = &h->fields[s->field];
+		if (!(f->loads + f->stores + f->other) || fits(seg_w(h, s), seg_name(h, s)))
+			continue;
+		x = olabel_x(h, s);
+		while (lane + 1 < OLABEL_LANES && end[lane] > x)
+			lane++;
+		end[lane] = x + strlen(seg_name(h, s)) * CHAR_W + 8;
+		s->outside = 1;
+		s->olane = (uint8_t)lane;
+		if (lane + 1 > used)
+			used = lane + 1;
+	}
+	return used;
+}
+
 static void plan_build(const struct hm_heat *h, struct plan *p)
 {
 	uint64_t ls = h->line_size, first, last;
@@ -160,10 +223,12 @@ static void plan_build(const struct hm_heat *h, struct plan *p)
 	p->lanes = xcalloc(h->nr_lines, sizeof(*p->lanes));
 	p->y = xcalloc(h->nr_lines, sizeof(*p->y));
 	p->height = RULER_H;
+	p->olanes = xcalloc(h->nr_lines, sizeof(*p->olanes));
 	for (uint64_t l = 0; l < h->nr_lines; l++) {
 		assign_lanes(p, l);
+		p->olanes[l] = place_outside(h, p, l);
 		p->y[l] = p->height;
-		p->height += p->lanes[l] * LANE_H + 2 * LINE_PAD + LINE_GAP;
+		p->height += p->lanes[l] * LANE_H + 2 * LINE_PAD + LINE_GAP + p->olanes[l] * OLABEL_H;
 	}
 }
 
@@ -172,6 +237,7 @@ static void plan_free(struct plan *p)
 	free(p->segs);
 	free(p->start);
 	free(p->lanes);
+	free(p->olanes);
 	free(p->y);
 }
 
@@ -262,7 +328,18 @@ static void draw_seg(FILE *out, const struct hm_heat *h, const struct plan *p, c
 	fputs("</rect>\n", out);
 	if (f->hole && !heat)
 		return;
-	label(out, x, y + 13, w, f->hole ? "(hole)" : f->path, v > 0.62);
+	if (s->outside) {
+		double ly = p->y[s->line] + p->lanes[s->line] * LANE_H + 2 * LINE_PAD + 2 +
+			    s->olane * OLABEL_H;
+
+		fprintf(out, "<path class=\"lead\" d=\"M%.1f %.1fV%.1f\"/><text class=\"olbl\" "
+			     "x=\"%.1f\" y=\"%.1f\">", x + w / 2, y + LANE_H - 3, ly + 1, olabel_x(h, s),
+			ly + 10);
+		hm_heat_html_escape(out, seg_name(h, s));
+		fputs("</text>\n", out);
+	} else {
+		label(out, x, y + 13, w, seg_name(h, s), v > 0.62);
+	}
 	if (heat && s->first) {
 		char c[64];
 
@@ -430,6 +507,7 @@ const char hm_heat_html_css[] =
 	"rect.f:hover,rect.fc:hover,rect.h:hover{stroke:#000;stroke-width:2.5}\n"
 	"rect.e{fill:#eef1f5;stroke:#9aa5b1;stroke-dasharray:4 3}\n"
 	"rect.end{fill:#fff;stroke:none}\n"
+	"svg path.lead{stroke:#888;stroke-width:1;fill:none}\n"
 	"pre{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;background:#f7f7f7;"
 	"border:1px solid #ddd;padding:10px;overflow-x:auto;tab-size:8}\n";
 

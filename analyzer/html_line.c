@@ -157,7 +157,7 @@ static void draw_obj(FILE *out, const struct geom *g, const struct obj *o)
 	fprintf(out, " at 0x%" PRIx64 ", %" PRIu64 " bytes: line bytes %.0f..%.0f</title>",
 		o->base, o->size, lo, hi);
 	fprintf(out, "<path d=\"M%.1f %.1fv-5H%.1fv5\"/>", bx(g, lo), y + 19, bx(g, hi));
-	fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", bx(g, lo) + 2, y + 11);
+	fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", bx(g, lo) + 2, y + 9);
 	obj_label(out, g, o, (hi - lo) * g->px - 4);
 	fputs("</text></g>\n", out);
 }

@@ -1,7 +1,8 @@
-/* The heat map as one self-contained HTML page: inline CSS and SVG, no scripts, fonts
- * or images, so it can be mailed, attached to a bug or opened offline. Each cache line
- * is a row; each field a box as wide as its bytes, coloured by its accesses; each line
- * framed by its cross-thread conflicts; the text table follows. */
+/* A type's heat map in HTML: each cache line of the type a row, each field a box as
+ * wide as its bytes, coloured by its accesses (data-log/data-lin: the report page's
+ * toggle), each line framed by its cross-thread conflicts; the text table follows. The
+ * report page (html_page.c) shows these under its lines; hm_heat_print_html is the page
+ * of heat maps alone, inline CSS and SVG, no scripts or network. */
 #include "analyzer/heatmap.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include "core/sort.h"
 #include "core/oom.h"
+#include "analyzer/html_int.h"
 
 #define LABEL_W 96	/* "line 3" and its byte offset, left of the boxes */
 #define AREA_W 640.0	/* one cache line */
@@ -18,15 +20,10 @@
 #define LINE_GAP 8
 #define RULER_H 22
 #define LEGEND_H 64
+#define OLABEL_H 13		/* a lane of names under a line, for narrow fields */
+#define OLABEL_LANES 4
 #define CHAR_W 6.7	/* 11px monospace */
 #define SVG_W (LABEL_W + (int)AREA_W + STATS_W)
-
-/* ColorBrewer YlOrRd for heat, Purples for contention: readable in print and by
- * most colour-blind readers, and far apart from each other. */
-static const unsigned char heat_rgb[5][3] = {
-	{255, 255, 178}, {254, 204, 92}, {253, 141, 60}, {240, 59, 32}, {189, 0, 38}};
-static const unsigned char conf_rgb[5][3] = {
-	{242, 240, 247}, {203, 201, 226}, {158, 154, 200}, {117, 107, 177}, {84, 39, 143}};
 
 void hm_heat_html_escape(FILE *out, const char *s)
 {
@@ -42,24 +39,6 @@ void hm_heat_html_escape(FILE *out, const char *s)
 	}
 }
 
-static void ramp(const unsigned char stops[5][3], double v, char out[8])
-{
-	double x = (v < 0 ? 0 : v > 1 ? 1 : v) * 4;
-	int i = x >= 4 ? 3 : (int)x;
-	double t = x - i;
-	int c[3];
-
-	for (int k = 0; k < 3; k++)
-		c[k] = (int)lround(stops[i][k] + (stops[i + 1][k] - stops[i][k]) * t);
-	snprintf(out, 8, "#%02x%02x%02x", c[0] & 0xff, c[1] & 0xff, c[2] & 0xff);
-}
-
-/* Log scale: one access must still show, and the hottest field sets the top. */
-static double level(uint64_t v, uint64_t max)
-{
-	return v && max ? log1p((double)v) / log1p((double)max) : 0;
-}
-
 /* One field's part of one cache line. */
 struct seg {
 	uint32_t field;
@@ -67,6 +46,8 @@ struct seg {
 	double x0, x1;		/* bytes from the line's start */
 	uint32_t lane;
 	uint8_t first;		/* the field's first line: carries the label */
+	uint8_t outside;	/* its name does not fit: under the line, in lane olane */
+	uint8_t olane;
 };
 
 struct plan {
@@ -74,6 +55,7 @@ struct plan {
 	size_t nr;
 	size_t *start;		/* segs of line k: start[k] .. start[k + 1] */
 	uint32_t *lanes;	/* per line */
+	uint32_t *olanes;	/* per line: lanes of names under it */
 	double *y;		/* top of each line */
 	double height;
 };
@@ -146,6 +128,64 @@ static void assign_lanes(struct plan *p, uint64_t line)
 	free(end);
 }
 
+static const char *seg_name(const struct hm_heat *h, const struct seg *s)
+{
+	const struct hm_heat_field *f = &h->fields[s->field];
+
+	return f->hole ? "(hole)" : f->path;
+}
+
+static double seg_w(const struct hm_heat *h, const struct seg *s)
+{
+	double w = (s->x1 - s->x0) * (AREA_W / h->line_size);
+
+	return w < 3 ? 3 : w;
+}
+
+/* Left end of a name under the line: at its box, kept left of the line's totals. */
+static double olabel_x(const struct hm_heat *h, const struct seg *s)
+{
+	double x = LABEL_W + s->x0 * (AREA_W / h->line_size);
+	double tw = strlen(seg_name(h, s)) * CHAR_W;
+
+	return x + tw > LABEL_W + AREA_W ? LABEL_W + AREA_W - tw : x;
+}
+
+static int fits(double w, const char *s)
+{
+	return w > 8 && strlen(s) <= (size_t)((w - 6) / CHAR_W);
+}
+
+/* Names of accessed fields too narrow for them go under the line, each in the first
+ * lane where it overlaps no other, with a leader to its box: "p..." says nothing. */
+static uint32_t place_outside(const struct hm_heat *h, struct plan *p, uint64_t line)
+{
+	double end[OLABEL_LANES] = {0};
+	uint32_t used = 0;
+
+	for (size_t i = p->start[line]; i < p->start[line + 1]; i++) {
+		struct seg *s = &p->segs[i];
+		const struct hm_heat_field *f;
+		double x;
+		uint32_t lane = 0;
+
+		if (!s->first || s->field >= h->nr_fields)
+			continue;
+		f = &h->fields[s->field];
+		if (!(f->loads + f->stores + f->other) || fits(seg_w(h, s), seg_name(h, s)))
+			continue;
+		x = olabel_x(h, s);
+		while (lane + 1 < OLABEL_LANES && end[lane] > x)
+			lane++;
+		end[lane] = x + strlen(seg_name(h, s)) * CHAR_W + 8;
+		s->outside = 1;
+		s->olane = (uint8_t)lane;
+		if (lane + 1 > used)
+			used = lane + 1;
+	}
+	return used;
+}
+
 static void plan_build(const struct hm_heat *h, struct plan *p)
 {
 	uint64_t ls = h->line_size, first, last;
@@ -183,10 +223,12 @@ static void plan_build(const struct hm_heat *h, struct plan *p)
 	p->lanes = xcalloc(h->nr_lines, sizeof(*p->lanes));
 	p->y = xcalloc(h->nr_lines, sizeof(*p->y));
 	p->height = RULER_H;
+	p->olanes = xcalloc(h->nr_lines, sizeof(*p->olanes));
 	for (uint64_t l = 0; l < h->nr_lines; l++) {
 		assign_lanes(p, l);
+		p->olanes[l] = place_outside(h, p, l);
 		p->y[l] = p->height;
-		p->height += p->lanes[l] * LANE_H + 2 * LINE_PAD + LINE_GAP;
+		p->height += p->lanes[l] * LANE_H + 2 * LINE_PAD + LINE_GAP + p->olanes[l] * OLABEL_H;
 	}
 }
 
@@ -195,6 +237,7 @@ static void plan_free(struct plan *p)
 	free(p->segs);
 	free(p->start);
 	free(p->lanes);
+	free(p->olanes);
 	free(p->y);
 }
 
@@ -272,23 +315,31 @@ static void draw_seg(FILE *out, const struct hm_heat *h, const struct plan *p, c
 	}
 	const struct hm_heat_field *f = &h->fields[s->field];
 	uint64_t heat = f->loads + f->stores + f->other;
-	double v = level(heat, h->max_heat);
-	char fill[8] = "#ffffff";
+	double v = hm_html_log(heat, h->max_heat);
 
-	if (heat)
-		ramp(heat_rgb, 0.08 + 0.92 * v, fill);
-	fprintf(out, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
-		     "fill=\"", f->hole ? "h" : s->first ? "f" : "fc", x, y, w, LANE_H - 3);
+	fprintf(out, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" ",
+		f->hole ? "h" : s->first ? "f" : "fc", x, y, w, LANE_H - 3);
 	if (f->hole && !heat)
-		fprintf(out, "url(#hatch-%zu)", id);
+		fprintf(out, "fill=\"url(#hatch-%zu)\"", id);
 	else
-		fputs(fill, out);
-	fputs("\">", out);
+		hm_html_fill_attrs(out, heat, h->max_heat);
+	fputs(">", out);
 	tooltip(out, f);
 	fputs("</rect>\n", out);
 	if (f->hole && !heat)
 		return;
-	label(out, x, y + 13, w, f->hole ? "(hole)" : f->path, v > 0.62);
+	if (s->outside) {
+		double ly = p->y[s->line] + p->lanes[s->line] * LANE_H + 2 * LINE_PAD + 2 +
+			    s->olane * OLABEL_H;
+
+		fprintf(out, "<path class=\"lead\" d=\"M%.1f %.1fV%.1f\"/><text class=\"olbl\" "
+			     "x=\"%.1f\" y=\"%.1f\">", x + w / 2, y + LANE_H - 3, ly + 1, olabel_x(h, s),
+			ly + 10);
+		hm_heat_html_escape(out, seg_name(h, s));
+		fputs("</text>\n", out);
+	} else {
+		label(out, x, y + 13, w, seg_name(h, s), v > 0.62);
+	}
 	if (heat && s->first) {
 		char c[64];
 
@@ -336,13 +387,13 @@ static void draw_line_stats(FILE *out, const struct hm_heat *h, const struct hm_
 static void draw_line(FILE *out, const struct hm_heat *h, const struct plan *p, uint64_t k)
 {
 	const struct hm_heat_line *l = &h->lines[k];
-	double v = level(l->conflicts, h->max_conflicts);
+	double v = hm_html_log(l->conflicts, h->max_conflicts);
 	double y = p->y[k], hgt = p->lanes[k] * LANE_H + 2 * LINE_PAD - 3;
 	char stroke[8] = "#c8c8c8", fill[8] = "#fafafa";
 
 	if (l->conflicts) {
-		ramp(conf_rgb, 0.35 + 0.65 * v, stroke);
-		ramp(conf_rgb, 0.05 + 0.2 * v, fill);
+		hm_html_conf(0.35 + 0.65 * v, stroke);
+		hm_html_conf(0.05 + 0.2 * v, fill);
 	}
 	fprintf(out, "<rect class=\"ln\" x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 		     "fill=\"%s\" stroke=\"%s\" stroke-width=\"%.1f\"><title>line %llu: %llu "
@@ -367,14 +418,11 @@ static void draw_ruler(FILE *out, const struct hm_heat *h)
 
 static void draw_legend(FILE *out, const struct hm_heat *h, double y, size_t id)
 {
-	double mid = h->max_heat > 2 ? expm1(log1p((double)h->max_heat) / 2) : 0;
-
 	fprintf(out, "<g transform=\"translate(%d,%.1f)\">\n", LABEL_W, y);
-	fprintf(out, "<text class=\"stat\" x=\"0\" y=\"12\">accesses per field (loads+stores, log "
-		     "scale)</text>\n<rect x=\"0\" y=\"18\" width=\"220\" height=\"14\" "
+	fprintf(out, "<text class=\"stat\" x=\"0\" y=\"12\">accesses per field (loads+stores; "
+		     "the report page toggles log and linear)</text>\n<rect x=\"0\" y=\"18\" width=\"220\" height=\"14\" "
 		     "fill=\"url(#grad-%zu)\" stroke=\"#888\"/>\n", id);
-	fprintf(out, "<text x=\"0\" y=\"46\">1</text><text x=\"104\" y=\"46\">%.0f</text>"
-		     "<text x=\"190\" y=\"46\">%llu</text>\n", mid,
+	fprintf(out, "<text x=\"0\" y=\"46\">1</text><text x=\"190\" y=\"46\">%llu</text>\n",
 		(unsigned long long)h->max_heat);
 	fprintf(out, "<rect x=\"250\" y=\"18\" width=\"24\" height=\"14\" fill=\"#ffffff\" "
 		     "stroke=\"#888\"/><text x=\"280\" y=\"29\">not accessed</text>\n");
@@ -397,13 +445,13 @@ static void defs(FILE *out, size_t id)
 		     "x2=\"0\" y2=\"6\" stroke=\"#b4b4b4\" stroke-width=\"3\"/></pattern>\n"
 		     "<linearGradient id=\"grad-%zu\">", id, id);
 	for (int i = 0; i <= 4; i++) {
-		ramp(heat_rgb, 0.08 + 0.92 * i / 4.0, c);
+		hm_html_heat(0.08 + 0.92 * i / 4.0, c);
 		fprintf(out, "<stop offset=\"%d%%\" stop-color=\"%s\"/>", i * 25, c);
 	}
 	fputs("</linearGradient></defs>\n", out);
 }
 
-static void draw_type(FILE *out, const struct hm_heat *h, size_t id)
+void hm_heat_html_section(FILE *out, const struct hm_heat *h, size_t id)
 {
 	struct plan p = {0};
 	char *table = NULL;
@@ -442,12 +490,14 @@ static void draw_type(FILE *out, const struct hm_heat *h, size_t id)
 	plan_free(&p);
 }
 
-static const char css[] =
+static const char page_css[] =
 	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;"
 	"color:#222;background:#fff}\n"
-	"h1{font-size:20px;margin:0 0 6px}h2{font:bold 16px ui-monospace,Menlo,Consolas,"
-	"monospace;margin:28px 0 4px}\n"
-	".note{color:#555;margin:2px 0 10px}\n"
+	"h1{font-size:20px;margin:0 0 6px}\n"
+	".note{color:#555;margin:2px 0 10px}\n";
+
+const char hm_heat_html_css[] =
+	"h2{font:bold 16px ui-monospace,Menlo,Consolas,monospace;margin:28px 0 4px}\n"
 	"svg text{font:11px ui-monospace,Menlo,Consolas,monospace;fill:#222;"
 	"pointer-events:none}\n"
 	"svg text.light{fill:#fff}svg text.tick{fill:#777}\n"
@@ -457,6 +507,7 @@ static const char css[] =
 	"rect.f:hover,rect.fc:hover,rect.h:hover{stroke:#000;stroke-width:2.5}\n"
 	"rect.e{fill:#eef1f5;stroke:#9aa5b1;stroke-dasharray:4 3}\n"
 	"rect.end{fill:#fff;stroke:none}\n"
+	"svg path.lead{stroke:#888;stroke-width:1;fill:none}\n"
 	"pre{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;background:#f7f7f7;"
 	"border:1px solid #ddd;padding:10px;overflow-x:auto;tab-size:8}\n";
 
@@ -467,7 +518,8 @@ void hm_heat_print_html(FILE *out, const struct hm_heat *const *h, size_t n, con
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", out);
 	fputs("<title>", out);
 	hm_heat_html_escape(out, title);
-	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
+	fprintf(out, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<h1>", page_css,
+		hm_heat_html_css);
 	hm_heat_html_escape(out, title);
 	fputs("</h1>\n<p class=\"note\">Each row is one cache line; each box one field, as wide "
 	      "as its bytes and coloured by its accesses. A line's frame darkens with "
@@ -486,6 +538,6 @@ void hm_heat_print_html(FILE *out, const struct hm_heat *const *h, size_t n, con
 	if (!n)
 		fputs("<p>No types to show: name a type that the recording accesses.</p>\n", out);
 	for (size_t i = 0; i < n; i++)
-		draw_type(out, h[i], i);
+		hm_heat_html_section(out, h[i], i);
 	fputs("</body>\n</html>\n", out);
 }

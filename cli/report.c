@@ -9,6 +9,7 @@
 #include "analyzer/c2c_view.h"
 #include "analyzer/fixcheck.h"
 #include "analyzer/heatmap.h"
+#include "analyzer/html.h"
 #include "analyzer/report_print.h"
 #include "analyzer/load.h"
 #include "cli/cmds.h"
@@ -272,8 +273,8 @@ static int pick_heat(const struct report_args *a, struct run *r, const struct hm
 	size_t max = a->type || !a->html ? 1 : MAX_HEAT_TYPES;
 
 	*n = hm_heat_set_busiest(&r->heat, hp, max);
-	if (*n)
-		return 0;
+	if (*n || (a->html && !a->type))
+		return 0;	/* the page has its lines without any type */
 	if (a->type)
 		return cli_err("report", HM_EXIT_INPUT, "--type %s: no access to it has a known "
 			       "struct type in %s: see --stats for what resolved", a->type, a->input);
@@ -281,20 +282,41 @@ static int pick_heat(const struct report_args *a, struct run *r, const struct hm
 		       "--stats for what resolved", a->input);
 }
 
-/* --html: the page only, and one line on stderr saying where. */
-static int write_html(const struct report_args *a, const struct hm_heat **hp, size_t n)
+/* The recorded command line (perf's CMDLINE feature) in buf, or NULL without one. */
+static const char *recorded_cmdline(const struct hm_recording *rec, char *buf, size_t size)
 {
+	const struct hm_perf_features *ft = rec->pd ? hm_perfdata_features(rec->pd) : NULL;
+	size_t len = 0;
+
+	if (!ft || !ft->nr_cmdline)
+		return NULL;
+	buf[0] = 0;
+	for (uint32_t i = 0; i < ft->nr_cmdline && len + 1 < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " " : "",
+					ft->cmdline[i] ? ft->cmdline[i] : "");
+	return buf;
+}
+
+/* --html: the page only, and one line on stderr saying where. */
+static int write_html(const struct report_args *a, const struct hm_recording *rec,
+		      const struct hm_lines *lines, const struct hm_heat **hp, size_t n)
+{
+	struct hm_html_page pg = {.input = a->input, .lost = rec->lost, .lines = lines,
+				  .heat = hp, .nr_heat = n};
+	char cmd[1024];
 	FILE *f = fopen(a->html, "w");
 
 	if (!f)
 		return cli_err("report", HM_EXIT_ENV, "--html %s: cannot write it: check the path",
 			       a->html);
-	hm_heat_print_html(f, hp, n, a->input);
+	pg.command = recorded_cmdline(rec, cmd, sizeof(cmd));
+	hm_html_print_report(f, &pg);
 	if (fclose(f))
 		return cli_err("report", HM_EXIT_ENV, "--html %s: write failed: check the disk",
 			       a->html);
-	fprintf(stderr, "hitmap report: wrote %s (heat %s of %zu %s)\n", a->html,
-		cli_plural(n, "map", "maps"), n, cli_plural(n, "type", "types"));
+	fprintf(stderr, "hitmap report: wrote %s (%zu %s, heat %s of %zu %s)\n", a->html,
+		lines->nr, cli_plural(lines->nr, "line", "lines"), cli_plural(n, "map", "maps"), n,
+		cli_plural(n, "type", "types"));
 	return 0;
 }
 
@@ -327,7 +349,7 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 	if ((a->heatmap || a->html) && (rc = pick_heat(a, r, hp, &nh)))
 		return rc;
 	if (a->html) {
-		rc = write_html(a, hp, nh);
+		rc = write_html(a, rec, &lines, hp, nh);
 	} else if (a->json) {
 		v.nr_heat = a->heatmap ? nh : 0;
 		hm_report_print_json(stdout, &v);

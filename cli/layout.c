@@ -19,6 +19,7 @@ struct layout_args {
 	int btf, json, sizes, reorg, allow_splits, default_btf;
 	uint64_t min_holes;		/* -H: only types with at least this many holes */
 	const char *input;		/* -i: a recording for --reorganize's sharing rule */
+	const char *buildid_dir;	/* --buildid-dir: where -i's binaries are found */
 	const char *types[MAX_TYPES];
 	int nr_types;
 	struct hm_print_opts opts;
@@ -53,6 +54,7 @@ static void layout_usage(FILE *out)
 		"  -R                   the same for every -t TYPE (pahole's -R -C TYPE)\n"
 		"  -i, --input FILE     a recording: never put members written by different threads\n"
 		"                       on a line they did not share\n"
+		"  --buildid-dir DIR    where -i's binaries are found by build-id (as perf's)\n"
 		"  --allow-splits       pahole's moves without the cache-line rule\n"
 		"  --json               hitmap.layout/1, hitmap.layout.sizes/1 or\n"
 		"                       hitmap.layout.reorganize/1 JSON (docs/layout.md)\n");
@@ -81,6 +83,7 @@ static int parse_opt(int c, struct layout_args *a, char **argv)
 	case 's': a->sizes = 1; return 0;
 	case 'S': a->allow_splits = 1; return 0;
 	case 'i': a->input = optarg; return 0;
+	case 'D': a->buildid_dir = optarg; return 0;
 	case 'H': return cli_number("layout", "-H", optarg, 0, 1u << 30, &a->min_holes);
 	case 'L': return cli_line_size("layout", optarg, 8, 4096, &a->opts.line_size);
 	case 'h': layout_usage(stdout); exit(HM_EXIT_OK);
@@ -115,7 +118,8 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
 		{"btf", no_argument, NULL, 'B'}, {"help", no_argument, NULL, 'h'},
 		{"sizes", no_argument, NULL, 's'}, {"holes", required_argument, NULL, 'H'},
 		{"reorganize", required_argument, NULL, 'r'}, {"input", required_argument, NULL, 'i'},
-		{"allow-splits", no_argument, NULL, 'S'}, {NULL, 0, NULL, 0},
+		{"allow-splits", no_argument, NULL, 'S'}, {"buildid-dir", required_argument, NULL, 'D'},
+		{NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -221,9 +225,9 @@ static int open_layout(const struct layout_args *a, struct hm_layout **lay)
 	return 0;
 }
 
-static int load_input(const char *path, struct hm_recording *rec)
+static int load_input(const char *path, const char *buildid_dir, struct hm_recording *rec)
 {
-	struct hm_resolve_opts ro = {0};
+	struct hm_resolve_opts ro = {.buildid_dir = buildid_dir};
 	struct hm_err err = {0};
 
 	if (hm_recording_load(path, &ro, NULL, NULL, rec, &err)) {
@@ -250,7 +254,7 @@ int cmd_layout(int argc, char **argv)
 	for (int i = 0; i < args.nr_types; i++)
 		if (!hm_layout_find(lay, args.types[i]) && (rc = unknown_type(lay, args.types[i])))
 			goto out;
-	if (args.input && (rc = load_input(args.input, &rec)))
+	if (args.input && (rc = load_input(args.input, args.buildid_dir, &rec)))
 		goto out;
 	e.rec = args.input ? &rec : NULL;
 	if (args.json)

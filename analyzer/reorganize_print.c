@@ -2,6 +2,8 @@
  * with hitmap's notes after it, and its JSON (hitmap.layout.reorganize/1). */
 #include "analyzer/reorganize_print.h"
 
+#include <string.h>
+
 #define PL(n) ((n) == 1 ? "" : "s")
 
 static const char *close_note(struct hm_arena *a, const struct hm_reorg *r)
@@ -18,19 +20,35 @@ static const char *close_note(struct hm_arena *a, const struct hm_reorg *r)
 			       PL(lines));
 }
 
-static void print_move(FILE *out, const struct hm_reorg_move *m, uint32_t line_size)
+#define MAX_COLS 120
+
+/* One note; past MAX_COLS it breaks after its first part, the rest on a " * " line. */
+static void note(FILE *out, const char *head, const char *tail)
 {
+	if (strlen(head) + strlen(tail) + 7 <= MAX_COLS)
+		fprintf(out, "/* %s %s */\n", head, tail);
+	else
+		fprintf(out, "/* %s\n * %s */\n", head, tail);
+}
+
+static void print_move(FILE *out, struct hm_arena *a, const struct hm_reorg_move *m,
+		       uint32_t line_size)
+{
+	const char *head;
+
 	if (!m->refused) {
 		fprintf(out, "/* moved '%s' from offset %llu to %llu, after '%s' */\n", m->what,
 			(unsigned long long)m->old_off, (unsigned long long)m->new_off, m->after);
-	} else if (m->why == HM_RW_SPLIT) {
-		fprintf(out, "/* kept '%s' at %llu: after '%s', '%s' would straddle a %u-byte line */\n",
-			m->what, (unsigned long long)m->old_off, m->after, m->other, line_size);
-	} else {
-		fprintf(out, "/* kept '%s' at %llu: after '%s', '%s' would share a line that different "
-			"threads write */\n", m->what, (unsigned long long)m->old_off,
-			m->after, m->other);
+		return;
 	}
+	head = hm_arena_printf(a, "kept '%s' at %llu: after '%s',", m->what,
+			       (unsigned long long)m->old_off, m->after);
+	if (m->why == HM_RW_SPLIT)
+		note(out, head, hm_arena_printf(a, "'%s' would straddle a %u-byte line", m->other,
+						line_size));
+	else
+		note(out, head, hm_arena_printf(a, "'%s' would share a line that different threads "
+						"write", m->other));
 }
 
 void hm_reorg_print_text(FILE *out, struct hm_arena *a, const struct hm_reorg *r,
@@ -54,7 +72,7 @@ void hm_reorg_print_text(FILE *out, struct hm_arena *a, const struct hm_reorg *r
 		fprintf(out, ", %u refused", r->nr_moves - made);
 	fprintf(out, " */\n");
 	for (uint32_t i = 0; i < r->nr_moves; i++)
-		print_move(out, &r->moves[i], o->line_size);
+		print_move(out, a, &r->moves[i], o->line_size);
 }
 
 struct extra {

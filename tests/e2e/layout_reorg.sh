@@ -95,7 +95,8 @@ for f in examples/bin/*; do
 	[ "$("$H" layout --sizes -H 1 "$f" 2>&1)" = "$(pahole --sizes -H 1 "$f" 2>&1)" ] || bad="$bad -H1:$f"
 done
 [ -z "$bad" ] && ok "--sizes and --sizes -H 1 equal pahole's on every example" || nok "--sizes" "$bad"
-n1=$("$H" layout -H 1 examples/bin/tricky.o | grep -c '^struct ') p1=$(pahole -H 1 examples/bin/tricky.o | grep -c '^struct ')
+n1=$("$H" layout -H 1 examples/bin/tricky.o | grep -c '^struct ')
+p1=$(pahole -H 1 examples/bin/tricky.o | grep -c '^struct ')
 [ "$n1" = "$p1" ] && [ "$n1" -gt 0 ] && ok "-H 1 prints the $n1 types pahole -H 1 prints" || nok "-H 1" "$n1 vs $p1"
 js=$("$H" layout --sizes --json -H 1 examples/bin/tricky.o | $PY -c '
 import json,sys; d=json.load(sys.stdin); print(d["schema"], all(t["holes"] >= 1 for t in d["types"]), len(d["types"]))')

@@ -334,6 +334,22 @@ static void writers_of_units(struct ctx *c)
 	}
 }
 
+/* A member refused early may move later, once another move made room: keep the move. */
+static void drop_overtaken(struct hm_reorg *r)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->nr_moves; i++) {
+		int moved = 0;
+
+		for (uint32_t k = i + 1; r->moves[i].refused && k < r->nr_moves; k++)
+			moved |= !r->moves[k].refused && !strcmp(r->moves[k].what, r->moves[i].what);
+		if (!moved)
+			r->moves[n++] = r->moves[i];
+	}
+	r->nr_moves = n;
+}
+
 static const struct hm_type *build_type(struct ctx *c)
 {
 	struct hm_type *nt = hm_arena_alloc(c->a, sizeof(*nt));
@@ -393,6 +409,7 @@ void hm_reorganize(struct hm_arena *a, const struct hm_type *t, const struct hm_
 	c.size = layout(&c, c.order, c.off);
 	for (int n = 0; n < MAX_PASSES && pass(&c); n++)
 		;
+	drop_overtaken(out);
 	out->new_size = c.size;
 	out->align = c.struct_align;
 	out->new_lines = (c.size + ls - 1) / ls;

@@ -239,7 +239,7 @@ void hm_layout_print_text(FILE *out, struct hm_arena *a, const struct hm_type *t
 		fprintf(out, " __attribute__((__aligned__(%u)))", t->align);
 	if (!t->name && t->alias)
 		fprintf(out, " %s", t->alias);
-	fprintf(out, ";\n");
+	fprintf(out, ";%s\n", o->close_note ? o->close_note : "");
 }
 
 static void json_members(struct printer *p, struct hm_json *j, const struct hm_type *t,
@@ -317,5 +317,7 @@ void hm_layout_print_json(struct hm_json *j, struct hm_arena *a, const struct hm
 	hm_json_u64(j, "sum_bit_holes", s.sum_bit_holes);
 	hm_json_u64(j, "padding", s.padding);
 	hm_json_u64(j, "bit_padding", s.bit_padding);
+	if (o->json_extra)
+		o->json_extra(j, o->json_ctx);
 	hm_json_obj_end(j);
 }

@@ -136,7 +136,8 @@ int cmd_layout(int argc, char **argv)
 		hm_json_init(&e.json, stdout);
 		hm_json_obj_begin(&e.json, NULL);
 		hm_json_str(&e.json, "schema", "hitmap.layout/1");
-		hm_json_str(&e.json, "file", args.file);
+		hm_json_str(&e.json, "input", args.file);	/* as every command names its input */
+		hm_json_str(&e.json, "file", args.file);	/* deprecated: input */
 		hm_json_u64(&e.json, "line_size", args.opts.line_size);
 		hm_json_arr_begin(&e.json, "types");
 	}

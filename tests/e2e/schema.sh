@@ -199,6 +199,16 @@ run "layout --btf objects.btf" layout --btf $RB/objects.btf --json
 [ -x examples/bin/typedef_args ] && run "layout of a typedef'd unnamed struct" layout examples/bin/typedef_args -t lreg_args --json
 [ -r /sys/kernel/btf/vmlinux ] && run "layout --btf (the kernel) -t task_struct -E" layout --btf -t task_struct -E --json
 
+# Names from hostile files (the fuzzers' saved BTF inputs hold bytes that are not UTF-8)
+# must still give UTF-8 JSON: core/json.c writes U+FFFD for each broken byte.
+for f in tests/data/fuzz-regress/layout_btf-print-blowup tests/data/fuzz-regress/layout_btf-align-blowup; do
+	[ -f "$f" ] && run "layout --btf -E on $(basename "$f") (names not UTF-8)" layout --btf "$f" --json -E
+done
+printf '{"schema": "hitmap.check/1", "kernel_release": "\xff"}' >"$T/latin1.json"
+json_schema_check "$T/latin1.json" >"$T/latin1.out" 2>&1
+[ $? -eq 1 ] && grep -q "not UTF-8" "$T/latin1.out" && ok "refused: a document that is not UTF-8" ||
+	nok "refused: a document that is not UTF-8" "$(cat "$T/latin1.out")"
+
 # --- check ---
 run "check" check --json
 mutate_each "check" "$T/$n.json"

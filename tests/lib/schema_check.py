@@ -100,10 +100,15 @@ def bad_keys(node, path, out):
 
 def check_file(store, path, forced):
     try:
-        with open(path) as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError as e:
         return ["cannot read it: %s" % e]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return ["not UTF-8, as JSON must be (RFC 8259): byte 0x%02x at offset %d"
+                % (raw[e.start], e.start)]
     if not text.strip():
         return ["empty: no JSON document"]
     try:

@@ -54,7 +54,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 # Installs what the build and the tests need on a fresh Debian 12 machine, only when missing.
 DEB_PKGS := build-essential pkg-config libdw-dev libelf-dev libcapstone-dev libpfm4-dev \
             libbpf-dev libcmocka-dev libdebuginfod-dev linux-perf dwarves python3 clang \
-            libclang-rt-14-dev dwz chromium
+            libclang-rt-14-dev dwz chromium python3-jsonschema
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \

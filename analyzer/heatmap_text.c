@@ -251,7 +251,8 @@ void hm_heat_print_json(struct hm_json *j, const struct hm_heat *h)
 		const struct hm_heat_field *f = &h->fields[i];
 
 		hm_json_obj_begin(j, NULL);
-		hm_json_str(j, "field", f->path);
+		hm_json_str(j, "field", f->path);	/* deprecated: a path, not TYPE.MEMBER */
+		hm_json_str(j, "member", f->path);
 		hm_json_u64(j, "offset", f->offset);
 		hm_json_u64(j, "size", f->size);
 		if (f->bit_size) {
@@ -263,7 +264,8 @@ void hm_heat_print_json(struct hm_json *j, const struct hm_heat *h)
 		hm_json_u64(j, "loads", f->loads);
 		hm_json_u64(j, "stores", f->stores);
 		hm_json_u64(j, "other", f->other);
-		hm_json_u64(j, "threads", f->threads);
+		hm_json_u64(j, "threads", f->threads);	/* deprecated: a count named like a list */
+		hm_json_u64(j, "nr_threads", f->threads);
 		hm_json_u64(j, "conflicts", f->conflicts);
 		hm_json_obj_end(j);
 	}
@@ -277,7 +279,8 @@ void hm_heat_print_json(struct hm_json *j, const struct hm_heat *h)
 		hm_json_u64(j, "loads", l->loads);
 		hm_json_u64(j, "stores", l->stores);
 		hm_json_u64(j, "other", l->other);
-		hm_json_u64(j, "threads", l->threads);
+		hm_json_u64(j, "threads", l->threads);	/* deprecated, as above */
+		hm_json_u64(j, "nr_threads", l->threads);
 		hm_json_u64(j, "readers", l->readers);
 		hm_json_u64(j, "writers", l->writers);
 		hm_json_u64(j, "conflicts", l->conflicts);

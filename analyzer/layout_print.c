@@ -291,7 +291,8 @@ void hm_layout_print_json(struct hm_json *j, struct hm_arena *a, const struct hm
 	t = hm_type_strip(t);
 	hm_shape_compute(a, t, o->line_size, &s);
 	hm_json_obj_begin(j, NULL);
-	hm_json_str(j, "name", t->name);
+	hm_json_str(j, "name", t->name);	/* deprecated: type (null when unnamed) */
+	hm_json_str(j, "type", hm_type_name(t));
 	hm_json_str(j, "kind", kw_of(t));
 	hm_json_u64(j, "size", s.size);
 	hm_json_u64(j, "align", s.align);

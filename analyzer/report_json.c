@@ -71,6 +71,9 @@ void hm_report_json_field(struct hm_json *j, const struct hm_lfield *f, const ch
 	if (f->obj_base) {
 		hm_json_hex(j, "obj_base", f->obj_base);
 		hm_json_u64(j, "obj_offset", f->field_off);
+	} else {	/* unknown, not inapplicable: null (docs/schema/README.md) */
+		hm_json_null(j, "obj_base");
+		hm_json_null(j, "obj_offset");
 	}
 	hm_json_bool(j, "named", f->named);
 	hm_json_u64(j, "records", f->records);
@@ -245,7 +248,8 @@ static void stats(struct hm_json *j, const struct hm_report_view *v)
 		shared += l->lines[i].verdict == HM_V_FALSE_SHARING ||
 			  l->lines[i].verdict == HM_V_TRUE_SHARING;
 	hm_json_obj_begin(j, "stats");
-	hm_json_u64(j, "lines", l->nr);
+	hm_json_u64(j, "lines", l->nr);	/* deprecated: a count named like a list */
+	hm_json_u64(j, "nr_lines", l->nr);
 	hm_json_u64(j, "shared_lines", shared);
 	hm_json_u64(j, "line_size", l->line_size);
 	hm_json_u64(j, "window_ns", l->window_ns);
@@ -286,11 +290,10 @@ void hm_report_print_json(FILE *out, const struct hm_report_view *v)
 	hm_json_u64(&j, "resolved", l->resolved);
 	hm_json_u64(&j, "lost", v->lost);
 	hm_json_obj_end(&j);
-	if (v->warning) {
-		hm_json_arr_begin(&j, "warnings");
+	hm_json_arr_begin(&j, "warnings");	/* lists are present, empty when nothing */
+	if (v->warning)
 		hm_json_str(&j, NULL, v->warning);
-		hm_json_arr_end(&j);
-	}
+	hm_json_arr_end(&j);
 	hm_json_arr_begin(&j, "lines");
 	for (size_t i = 0; i < n; i++)
 		line_obj(&j, l, &l->lines[i]);

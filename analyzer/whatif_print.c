@@ -346,11 +346,21 @@ void hm_whatif_print_text(FILE *out, struct hm_arena *a, const struct hm_wi_view
 
 /* --- JSON --- */
 
+static const char *agg_kind(const struct hm_type *t)
+{
+	t = t ? hm_type_strip(t) : NULL;
+	if (!t)
+		return NULL;
+	return t->kind == HM_T_UNION ? "union" : t->kind == HM_T_CLASS ? "class" : "struct";
+}
+
 static void json_type(struct hm_json *j, struct hm_arena *a, const struct hm_wi_type *t,
 		      uint32_t L)
 {
 	hm_json_obj_begin(j, NULL);
-	hm_json_str(j, "name", t->name);
+	hm_json_str(j, "name", t->name);	/* deprecated: type, as in the other schemas */
+	hm_json_str(j, "type", t->name);
+	hm_json_str(j, "kind", agg_kind(t->old_t));
 	hm_json_u64(j, "old_size", t->old_size);
 	hm_json_u64(j, "new_size", t->new_size);
 	hm_json_u64(j, "old_align", t->old_align);
@@ -382,8 +392,12 @@ static void json_type(struct hm_json *j, struct hm_arena *a, const struct hm_wi_
 		hm_json_bool(j, "moved", m->old_off != m->new_off);
 		if (m->old_off != HM_WI_NONE)
 			hm_json_u64(j, "old_line", m->old_off / L);
+		else
+			hm_json_null(j, "old_line");	/* null with its offset */
 		if (m->new_off != HM_WI_NONE)
 			hm_json_u64(j, "new_line", m->new_off / L);
+		else
+			hm_json_null(j, "new_line");
 		hm_json_u64(j, "loads", m->loads);
 		hm_json_u64(j, "stores", m->stores);
 		if (m->group >= 0)
@@ -424,7 +438,8 @@ static void json_line(struct hm_json *j, const struct hm_line *ln, const char *k
 static void json_totals(struct hm_json *j, const char *key, const struct hm_wi_totals *t)
 {
 	hm_json_obj_begin(j, key);
-	hm_json_u64(j, "lines", t->lines);
+	hm_json_u64(j, "lines", t->lines);	/* deprecated: a count named like a list */
+	hm_json_u64(j, "nr_lines", t->lines);
 	hm_json_u64(j, "shared_lines", t->shared);
 	hm_json_u64(j, "false_sharing", t->false_sharing);
 	hm_json_u64(j, "true_sharing", t->true_sharing);
@@ -454,12 +469,15 @@ static void json_suggest(struct hm_json *j, const struct hm_wi_suggestion *s,
 			hm_json_u64(j, "pid", gr->pid);
 			hm_json_u64(j, "tid", gr->tid);
 		}
-		hm_json_u64(j, "threads", gr->nr_threads);
+		hm_json_u64(j, "threads", gr->nr_threads);	/* deprecated: nr_threads */
+		hm_json_u64(j, "nr_threads", gr->nr_threads);
 		hm_json_u64(j, "records", gr->records);
-		hm_json_arr_begin(j, "members");
-		for (uint32_t i = 0; i < gr->nr; i++)
-			hm_json_str(j, NULL, mm[gr->members[i]].name);
-		hm_json_arr_end(j);
+		for (int k = 0; k < 2; k++) {	/* members: deprecated, names under an objects' key */
+			hm_json_arr_begin(j, k ? "member_names" : "members");
+			for (uint32_t i = 0; i < gr->nr; i++)
+				hm_json_str(j, NULL, mm[gr->members[i]].name);
+			hm_json_arr_end(j);
+		}
 		hm_json_obj_end(j);
 	}
 	hm_json_arr_end(j);

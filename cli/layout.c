@@ -199,11 +199,13 @@ static void json_begin(struct emit *e)
 	hm_json_obj_begin(&e->json, NULL);
 	hm_json_str(&e->json, "schema", a->reorg ? "hitmap.layout.reorganize/1"
 				: a->sizes ? "hitmap.layout.sizes/1" : "hitmap.layout/1");
-	hm_json_str(&e->json, "file", a->file);
+	hm_json_str(&e->json, "input", a->file);	/* as every command names its input */
+	hm_json_str(&e->json, "file", a->file);		/* deprecated: input */
 	hm_json_str(&e->json, "source", a->btf ? "btf" : "dwarf");
 	hm_json_u64(&e->json, "line_size", a->opts.line_size);
 	if (a->reorg)
-		hm_json_str(&e->json, "input", a->input);
+		a->input ? hm_json_str(&e->json, "recording", a->input)
+			 : hm_json_null(&e->json, "recording");
 	hm_json_arr_begin(&e->json, "types");
 }
 

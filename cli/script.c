@@ -272,7 +272,8 @@ static void summary_json(struct script_run *r)
 
 		hm_json_obj_begin(j, NULL);
 		hm_json_str(j, "name", a->name);
-		hm_json_u64(j, "type", a->attr.type);
+		hm_json_u64(j, "type", a->attr.type);	/* deprecated: "type" is a name elsewhere */
+		hm_json_u64(j, "attr_type", a->attr.type);
 		hm_json_hex(j, "config", a->attr.config);
 		hm_json_hex(j, "sample_type", a->attr.sample_type);
 		hm_json_u64(j, "samples", i < r->nr_per_attr ? r->per_attr[i] : 0);
@@ -288,7 +289,11 @@ static void summary_json(struct script_run *r)
 	hm_json_u64(j, "nr_cpus_online", ft->nr_cpus_online);
 	hm_json_u64(j, "build_ids", ft->nr_build_ids);
 	hm_json_obj_end(j);
-	json_str_opt(j, "warning", hm_perfdata_warning(r->pd));
+	json_str_opt(j, "warning", hm_perfdata_warning(r->pd));	/* deprecated: warnings */
+	hm_json_arr_begin(j, "warnings");
+	if (hm_perfdata_warning(r->pd))
+		hm_json_str(j, NULL, hm_perfdata_warning(r->pd));
+	hm_json_arr_end(j);
 	hm_json_obj_end(j);
 	hm_json_finish(j);
 }

@@ -9,11 +9,36 @@ void hm_json_init(struct hm_json *j, FILE *out)
 	j->first[0] = 1;
 }
 
-static void json_escaped(FILE *out, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *s)
 {
+	int n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+	uint32_t cp = s[0] & (0x3f >> (n - 1));
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)	/* also stops at the terminating NUL */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+/* JSON text is UTF-8 (RFC 8259): names read from hostile files (BTF, DWARF, perf.data
+ * event names) may not be, so each byte of a broken sequence becomes U+FFFD. */
+static void json_escaped(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
 	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (*s) {
+		unsigned char c = *s;
+		int n;
 
 		if (c == '"' || c == '\\')
 			fprintf(out, "\\%c", c);
@@ -21,10 +46,17 @@ static void json_escaped(FILE *out, const char *s)
 			fputs("\\n", out);
 		else if (c == '\t')
 			fputs("\\t", out);
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			fprintf(out, "\\u%04x", c);
-		else
+		else if (c < 0x80)
 			fputc(c, out);
+		else if ((n = utf8_len(s))) {
+			fwrite(s, 1, (size_t)n, out);
+			s += n;
+			continue;
+		} else
+			fputs("\\ufffd", out);
+		s++;
 	}
 	fputc('"', out);
 }

@@ -97,6 +97,29 @@ static void test_json_escapes_and_commas(void **state)
 	free(buf);
 }
 
+/* JSON is UTF-8: well-formed sequences pass, each byte of a broken one is U+FFFD. */
+static void test_json_replaces_invalid_utf8(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct hm_json j;
+
+	(void)state;
+	hm_json_init(&j, f);
+	hm_json_arr_begin(&j, NULL);
+	hm_json_str(&j, NULL, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");	/* é € U+1F600 */
+	hm_json_str(&j, NULL, "a\xff" "b\xc3");	/* a stray byte, a cut sequence */
+	hm_json_str(&j, NULL, "\xc0\xaf\xed\xa0\x80\x7f");	/* overlong, surrogate, DEL */
+	hm_json_arr_end(&j);
+	hm_json_finish(&j);
+	fclose(f);
+	assert_string_equal(buf, "[\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\","
+				 "\"a\\ufffdb\\ufffd\","
+				 "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\u007f\"]\n");
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -104,6 +127,7 @@ int main(void)
 		cmocka_unit_test(test_map64_overwrites),
 		cmocka_unit_test(test_arena_zeroed_aligned_and_large),
 		cmocka_unit_test(test_json_escapes_and_commas),
+		cmocka_unit_test(test_json_replaces_invalid_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -384,9 +384,11 @@ static void test_heat_json_fields_and_lines(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, "{\"type\":\"worker_stats\""));
 	assert_non_null(strstr(buf, "\"line_size\":64"));
-	assert_non_null(strstr(buf, "{\"field\":\"errors\",\"offset\":8,\"size\":8,\"line\":0,"));
-	assert_non_null(strstr(buf, "\"stores\":2,\"other\":0,\"threads\":1,\"conflicts\":2}"));
-	assert_non_null(strstr(buf, "{\"field\":\"(hole)\",\"offset\":28,\"size\":4"));
+	assert_non_null(strstr(buf, "{\"field\":\"errors\",\"member\":\"errors\",\"offset\":8,\"size\":8,"
+				 "\"line\":0,"));
+	assert_non_null(strstr(buf, "\"stores\":2,\"other\":0,\"threads\":1,\"nr_threads\":1,"
+				 "\"conflicts\":2}"));
+	assert_non_null(strstr(buf, "{\"field\":\"(hole)\",\"member\":\"(hole)\",\"offset\":28,\"size\":4"));
 	assert_non_null(strstr(buf, "\"lines\":[{\"line\":0,\"loads\":2,\"stores\":5,"));
 	assert_non_null(strstr(buf, "\"writers\":2,\"conflicts\":4}]"));
 	free(buf);

@@ -155,6 +155,20 @@ run "report --top 1 --stats --batch 50" report -i $FS --buildid-dir $REC --top 1
 run "report --type worker_stats --window 1" report -i $FS --buildid-dir $REC --type worker_stats --window 1 --json
 run "report without the binaries (nothing named)" report -i $FS --json
 mutate_each "report" "$T/$n.json"
+run "report --view c2c (timer: no data source)" report -i $FS --buildid-dir $REC --view c2c --json
+run "report --view c2c --show-all -c tid,iaddr" report -i $FS --buildid-dir $REC --view c2c \
+	--show-all -c tid,iaddr --json
+for f in /work/shared/data/perf/*.data ../shared/data/perf/*.data; do
+	[ -f "$f" ] && run "report --view c2c --show-all $(basename "$f") (PMU)" report -i "$f" \
+		--force --view c2c --show-all --json
+done
+SYNTH=${BUILD:-build}/tests/tools/c2c_synth
+if [ -x "$SYNTH" ] && "$SYNTH" "$T/c2c_synth.data" >/dev/null 2>&1; then
+	run "report --view c2c -d rmt -N on a synthesized HITM recording" report -i \
+		"$T/c2c_synth.data" --view c2c -d rmt -N -c tid,pid,iaddr --json
+else
+	nok "c2c_synth is built" "make $SYNTH"
+fi
 
 # --- script ---
 for f in $FS $REC/perf_false_sharing.data $REC/objects_heap.data; do
@@ -179,6 +193,8 @@ mutate_each "compare" "$T/$n.json"
 run "compare one run each (no test: nulls)" compare --buildid-dir $REC $REC/cmp_a1.data -- $REC/cmp_b1.data --json
 run "compare a build against itself" compare --buildid-dir $REC $REC/cmp_a1.data $REC/cmp_a2.data -- \
 	$REC/cmp_a3.data $REC/cmp_a4.data --json
+run "compare interleaved A -- B -- A (drift)" compare --buildid-dir $REC $REC/cmp_a1.data \
+	$REC/cmp_a2.data -- $REC/cmp_b1.data $REC/cmp_b2.data -- $REC/cmp_a3.data $REC/cmp_a4.data --json
 
 # --- diff ---
 run "diff -t worker_stats" diff -t worker_stats $RB/false_sharing $RB/false_sharing_padded --json
@@ -196,6 +212,13 @@ done
 run "layout -E --line-size 128" layout $RB/xfs_like -E --line-size 128 --json
 mutate_each "layout" "$T/$n.json"
 run "layout --btf objects.btf" layout --btf $RB/objects.btf --json
+run "layout --sizes" layout --sizes $RB/objects --json
+run "layout --sizes -H 1" layout --sizes -H 1 $RB/xfs_like --json
+run "layout --reorganize worker_stats" layout --reorganize worker_stats $RB/false_sharing --json
+run "layout --reorganize with -i (line aware)" layout --reorganize worker_stats $RB/false_sharing \
+	-i $FS --buildid-dir $REC --json
+[ -r /sys/kernel/btf/vmlinux ] && run "layout --sizes, no FILE (the kernel's BTF)" layout --sizes --json &&
+	run "layout --reorganize task_struct, no FILE" layout --reorganize task_struct --json
 [ -x examples/bin/typedef_args ] && run "layout of a typedef'd unnamed struct" layout examples/bin/typedef_args -t lreg_args --json
 [ -r /sys/kernel/btf/vmlinux ] && run "layout --btf (the kernel) -t task_struct -E" layout --btf -t task_struct -E --json
 

@@ -394,6 +394,13 @@ def check_compare(a):
           bb.get("kernel", {}).get("release") == a.kv and
           ab["kernel"].get("build_id") and ab["kernel"]["build_id"] != bb["kernel"].get("build_id"),
           "exit %d, %s; a_build %r" % (p.returncode, p.stderr.strip()[-200:], ab))
+    with open(os.path.join(a.out, "compare.json"), "w") as f:
+        f.write(p.stdout)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    v, _ = run(["python3", os.path.join(root, "tests/lib/schema_check.py"), "--strict",
+                os.path.join(a.out, "compare.json")])
+    check("the kernel compare's JSON is valid against docs/schema/compare.json",
+          v.returncode == 0, (v.stdout + v.stderr).strip()[-300:])
     fields = [m for m in d.get("metrics", []) if m.get("kind") == "field"
               and m.get("presence") == "both" and m["name"].endswith(" samples")]
     zero_a = [m["name"] for m in fields if not any(v for v in m["a_values"] if v)]

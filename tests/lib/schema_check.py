@@ -118,7 +118,7 @@ def check_file(store, path, forced):
     name = forced
     if name is None:
         tag = doc.get("schema") if isinstance(doc, dict) else None
-        m = re.match(r"^hitmap\.([a-z]+)/[0-9]+$", tag) if isinstance(tag, str) else None
+        m = re.match(r"^hitmap\.([a-z][a-z.]*)/[0-9]+$", tag) if isinstance(tag, str) else None
         if not m:
             return ["no \"schema\": \"hitmap.NAME/N\" key to pick a schema by"]
         name = m.group(1)

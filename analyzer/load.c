@@ -187,8 +187,9 @@ static int read_samples(struct hm_recording *rec, int stream,
 			int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
 			struct hm_err *err)
 {
+	struct hm_access parts[HM_RESOLVE_MAX_PARTS];
 	struct hm_perf_event ev;
-	size_t cap = 0;
+	size_t cap = 0, np;
 	int rc;
 
 	while ((rc = hm_perfdata_next(rec->pd, &ev, err)) > 0) {
@@ -199,15 +200,19 @@ static int read_samples(struct hm_recording *rec, int stream,
 				hm_resolver_track(rec->resolver, &ev);
 			continue;
 		}
-		if (!(x = push(rec, &cap)))
-			return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory at %zu samples: "
-					  "report with a smaller --batch", rec->path,
-					  rec->total + rec->n);
-		hm_resolver_sample(rec->resolver, &ev, x);
-		if (keep && !keep(x, ctx))
-			rec->n--;
-		else if (rec->order)
-			note_rings(rec->order, x);
+		/* a wide access is one access per member it covers (resolve_wide.c) */
+		np = hm_resolver_sample_parts(rec->resolver, &ev, parts, HM_RESOLVE_MAX_PARTS);
+		for (size_t i = 0; i < np; i++) {
+			if (!(x = push(rec, &cap)))
+				return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory at %zu "
+						  "samples: report with a smaller --batch",
+						  rec->path, rec->total + rec->n);
+			*x = parts[i];
+			if (keep && !keep(x, ctx))
+				rec->n--;
+			else if (rec->order)
+				note_rings(rec->order, x);
+		}
 	}
 	if (rc >= 0 && rec->order && rec->n && flush_ordered(rec, 1))
 		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", rec->path);

@@ -82,12 +82,39 @@ struct hm_data_obj {
 	const char *module;		/* file defining the object or holding the address:
 					 * "/usr/bin/foo", "[heap]"; NULL if unmapped */
 	const char *hint;		/* what would resolve more (missing debug info); NULL */
+	const char *prefix;		/* what field paths start with: the variable's name,
+					 * the heap type's bare name; NULL when unnamed */
 };
 
 /* Names q's data address. Returns 0 with *out filled (method HM_M_UNKNOWN or
  * HM_M_NOADDR when nothing was found); strings live as long as d and are shared
  * between results. -1 only for invalid arguments. */
 int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out);
+
+/* One member's bytes of a wide access (hm_data_split). */
+struct hm_data_part {
+	uint64_t offset;		/* in the object, as hm_data_obj.offset */
+	uint32_t at;			/* offset within the access */
+	uint32_t size;
+	const char *field;		/* named as hm_data_obj.field is */
+};
+
+#define HM_DATA_MAX_PARTS 16
+
+/* The members that an access of size bytes at obj's offset covers, one part each, in
+ * address order; returns how many (at most max). A part is one leaf member, or the run
+ * of elements of one array of scalars that the access covers (a memset of char name[48]
+ * is one part); holes and padding are no part. An access that stays inside one member
+ * gives 1 part (the caller need not split it); one of an unknown object or size 0. A heap
+ * object's type is that of one element of what the pointer points into: the access
+ * continues into the next element (a memset over two worker_stats); a variable's ends
+ * with it. The last part takes the bytes beyond max parts. */
+size_t hm_data_split(struct hm_data *d, const struct hm_data_obj *obj, uint32_t size,
+		     struct hm_data_part *out, size_t max);
+/* The rule alone, on a type: parts of [offset, offset + size) in t as (offset, at, size),
+ * field left NULL; wrap: continue into the next element of an array of t. */
+size_t hm_data_split_type(const struct hm_type *t, uint64_t offset, uint32_t size, int wrap,
+			  struct hm_data_part *out, size_t max);
 
 /* Whether addr lies in memory the recording mapped, as perf decides its "No Page Map"
  * rejects: a user address inside one of pid's recorded mmaps; a kernel address inside

@@ -177,6 +177,7 @@ static void fill(struct hm_data *d, struct data_mod *m, enum hm_method method, c
 	out->object = data_intern(d, name);
 	out->type = type;
 	out->field = data_field(d, name, type, off);
+	out->prefix = out->object;
 	out->offset = off;
 	out->module = m->path;
 	out->hint = type ? NULL : m->hint;

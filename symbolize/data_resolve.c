@@ -97,7 +97,8 @@ static int heap(struct hm_data *d, const struct data_image *img, uint64_t ip,
 		out->base = addr - (uint64_t)o;
 	else if (have_base && !approx)
 		out->base = bv + (uint64_t)rel - (uint64_t)o;
-	out->field = data_field(d, data_bare_name(d, p.pointee), s, (uint64_t)o);
+	out->prefix = data_bare_name(d, p.pointee);
+	out->field = data_field(d, out->prefix, s, (uint64_t)o);
 	out->module = m->path;
 	return 0;
 }

@@ -132,6 +132,7 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	size_t n = rec->n, cut;
 	uint64_t w;
 
+	hm_resolver_enclose(rec->resolver, rec->acc, n);
 	for (size_t i = 0; i < n; i++)
 		o->keys[i] = (struct okey){ rec->acc[i].s.time, i };
 	hm_sort(o->keys, n, sizeof(*o->keys), cmp_okey);
@@ -216,8 +217,10 @@ static int read_samples(struct hm_recording *rec, int stream,
 	}
 	if (rc >= 0 && rec->order && rec->n && flush_ordered(rec, 1))
 		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", rec->path);
-	if (!rec->order)
+	if (!rec->order) {
+		hm_resolver_enclose(rec->resolver, rec->acc, rec->n);
 		rec->total += rec->n;
+	}
 	return rc < 0 ? -1 : 0;
 }
 

@@ -304,7 +304,7 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 		count_noaddr(r, out);
 	r->st.member += out->field && out->type && out->method != HM_M_UNKNOWN &&
 			hm_type_agg(out->type, NULL) &&
-			!strstr(out->field, "<");	/* not <padding>, <hole> */
+			!strchr(out->field, '<');	/* not <padding>, <hole> */
 }
 
 static void count_noaddr(struct hm_resolver *r, const struct hm_access *a)

@@ -46,6 +46,7 @@ void hm_data_close(struct hm_data *d)
 	for (size_t i = 0; i < d->nr_procs; i++) {
 		free(d->proc_list[i]->maps);
 		free(d->proc_list[i]->images);
+		free(d->proc_list[i]->known);
 		free(d->proc_list[i]);
 	}
 	free(d->proc_list);

@@ -116,6 +116,13 @@ size_t hm_data_split(struct hm_data *d, const struct hm_data_obj *obj, uint32_t 
 size_t hm_data_split_type(const struct hm_type *t, uint64_t offset, uint32_t size, int wrap,
 			  struct hm_data_part *out, size_t max);
 
+/* Names addr of pid from the heap object enclosing it that samples typed so far (an
+ * `int *` into a struct's array is then thread_arg_t.blue[5]), when obj (an earlier
+ * result for addr: heap or unknown) names less; the counts of hm_data_stats follow.
+ * Returns 1 when obj was renamed. For results named before the enclosing object was
+ * typed by a later sample. */
+int hm_data_enclose(struct hm_data *d, uint32_t pid, uint64_t addr, struct hm_data_obj *obj);
+
 /* Whether addr lies in memory the recording mapped, as perf decides its "No Page Map"
  * rejects: a user address inside one of pid's recorded mmaps; a kernel address inside
  * the kernel's image-and-modules mapping (x86-64: from 0xffffffff80000000), not the
@@ -137,6 +144,8 @@ struct hm_data_stats {
 	uint64_t total;
 	uint64_t by_method[HM_M__COUNT];
 	uint64_t btf;			/* heap and stack results typed through BTF (no DWARF) */
+	uint64_t enclosed;		/* named from an enclosing heap object that another
+					 * sample typed (an int * into a struct's array) */
 	size_t nr_top;
 	const struct hm_data_unresolved *top;	/* most frequent first; valid until the
 						 * next hm_data_stats or hm_data_close */

@@ -125,6 +125,52 @@ static void note_rings(struct order *o, const struct hm_access *x)
 	note_ring(o, 1ull << 62 | x->s.cpu, x->s.time);
 }
 
+/* Names the batch's accesses again from the objects typed since they were read
+ * (resolve_enclose.c); those that now cover several members become one access each, as
+ * far as cap allows (a streamed batch stays within its size). Returns rec->n. */
+static size_t enclose(struct hm_recording *rec, size_t cap)
+{
+	struct hm_access parts[HM_RESOLVE_MAX_PARTS], *out = NULL;
+	size_t n = rec->n, m = 0, ocap = 0, room = cap - (cap > n ? n : cap);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t np = hm_resolver_enclose(rec->resolver, &rec->acc[i], parts,
+						HM_RESOLVE_MAX_PARTS);
+
+		if (np >= 2 && np - 1 > room)
+			np = 1;	/* no room: renamed, not split */
+		if (np >= 2 && !out) {	/* the first split: the batch is copied from here */
+			ocap = n + np + 64;
+			if (!(out = malloc(ocap * sizeof(*out))))
+				hm_oom();
+			memcpy(out, rec->acc, i * sizeof(*out));
+			m = i;
+		}
+		if (out && m + (np >= 2 ? np : 1) > ocap) {
+			ocap = 2 * ocap + np;
+			if (!(out = realloc(out, ocap * sizeof(*out))))
+				hm_oom();
+		}
+		if (np >= 2) {
+			memcpy(&out[m], parts, np * sizeof(*out));
+			m += np;
+			room -= np - 1;
+		} else if (out) {
+			out[m++] = rec->acc[i];
+		}
+	}
+	if (!out)
+		return n;
+	if (rec->batch) {	/* the batch's arrays are of its size, which m fits */
+		memcpy(rec->acc, out, m * sizeof(*out));
+		free(out);
+	} else {
+		free(rec->acc);
+		rec->acc = out;
+	}
+	return rec->n = m;
+}
+
 /* Hands the batch on in time order; all of it when final. */
 static int flush_ordered(struct hm_recording *rec, int final)
 {
@@ -132,7 +178,7 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	size_t n = rec->n, cut;
 	uint64_t w;
 
-	hm_resolver_enclose(rec->resolver, rec->acc, n);
+	n = enclose(rec, rec->batch);
 	for (size_t i = 0; i < n; i++)
 		o->keys[i] = (struct okey){ rec->acc[i].s.time, i };
 	hm_sort(o->keys, n, sizeof(*o->keys), cmp_okey);
@@ -218,7 +264,7 @@ static int read_samples(struct hm_recording *rec, int stream,
 	if (rc >= 0 && rec->order && rec->n && flush_ordered(rec, 1))
 		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", rec->path);
 	if (!rec->order) {
-		hm_resolver_enclose(rec->resolver, rec->acc, rec->n);
+		enclose(rec, SIZE_MAX);
 		rec->total += rec->n;
 	}
 	return rc < 0 ? -1 : 0;

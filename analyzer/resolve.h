@@ -76,9 +76,12 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 #define HM_RESOLVE_MAX_PARTS 16
 size_t hm_resolver_sample_parts(struct hm_resolver *r, const struct hm_perf_event *ev,
 				struct hm_access *out, size_t max);
-/* Names again, from the heap objects typed since, the accesses of acc that were named
- * only by a scalar's type or not at all (resolve_enclose.c): before a batch goes on. */
-void hm_resolver_enclose(struct hm_resolver *r, struct hm_access *acc, size_t n);
+/* Names a again, from the heap objects typed since, when it was named only by a
+ * scalar's type or not at all (resolve_enclose.c): before a batch goes on. 0: left as
+ * it was; 1: renamed; n >= 2: renamed, and it covers n members: parts[0..n) are its
+ * accesses (as hm_resolver_sample_parts gives them; at most max, 0 for none). */
+size_t hm_resolver_enclose(struct hm_resolver *r, struct hm_access *a, struct hm_access *parts,
+			   size_t max);
 const struct hm_resolve_stats *hm_resolver_stats(const struct hm_resolver *r);
 
 /* Where the samples without a data address were (kernel functions from kallsyms or

@@ -47,6 +47,11 @@ struct dent {
  * ("stats[1].ops" -> "worker_stats.ops"); interned. */
 const char *type_field(struct hm_resolver *r, const struct hm_access *a);
 
+/* resolve_wide.c: a's accesses, one per member it covers of obj (what named it), into
+ * out[0..n); 1 when it is not split (out untouched). */
+size_t resolve_split(struct hm_resolver *r, const struct hm_access *a,
+		     const struct hm_data_obj *obj, struct hm_access *out, size_t max);
+
 /* resolve_addr.c */
 const struct hm_memop *data_operand(const struct hm_insn *in);
 void apply_operand(struct hm_access *a, const struct hm_insn *in, const struct hm_memop *op);

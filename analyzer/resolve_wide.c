@@ -7,39 +7,34 @@
 
 #include <string.h>
 
-size_t hm_resolver_sample_parts(struct hm_resolver *r, const struct hm_perf_event *ev,
-				struct hm_access *out, size_t max)
+size_t resolve_split(struct hm_resolver *r, const struct hm_access *a,
+		     const struct hm_data_obj *obj, struct hm_access *out, size_t max)
 {
 	struct hm_data_part parts[HM_RESOLVE_MAX_PARTS];
-	struct hm_access a;
-	uint64_t whole;
 	size_t n;
 
-	hm_resolver_sample(r, ev, out);
-	a = *out;
 	if (max > HM_RESOLVE_MAX_PARTS)
 		max = HM_RESOLVE_MAX_PARTS;
 	/* A watchpoint's address is that of its range, not of the access (resolve_addr.c,
 	 * watch_addr): only accesses whose first byte is known split. */
-	if (max < 2 || !a.s.addr || a.s.size < 2 || !a.field || a.s.source == HM_SRC_WATCH ||
-	    (r->obj.base && a.s.addr != r->obj.base + r->obj.offset))
+	if (max < 2 || !a->s.addr || a->s.size < 2 || !a->field || a->s.source == HM_SRC_WATCH ||
+	    a->nr_parts || (obj->base && a->s.addr != obj->base + obj->offset))
 		return 1;
-	n = hm_data_split(r->data, &r->obj, a.s.size, parts, max);
+	n = hm_data_split(r->data, obj, a->s.size, parts, max);
 	if (n < 2)
 		return 1;
-	whole = a.s.addr;
 	for (size_t i = 0; i < n; i++) {
 		struct hm_access *p = &out[i];
 
-		*p = a;
-		p->s.addr = whole + parts[i].at;
+		*p = *a;
+		p->s.addr = a->s.addr + parts[i].at;
 		p->s.size = parts[i].size;
 		p->field_off = parts[i].offset;
 		p->obj_base = p->s.addr - parts[i].offset;
 		p->field = parts[i].field;
-		if (a.method == HM_M_GLOBAL || a.method == HM_M_TLS || a.method == HM_M_STACK)
+		if (a->method == HM_M_GLOBAL || a->method == HM_M_TLS || a->method == HM_M_STACK)
 			p->field = type_field(r, p);
-		p->wide_size = a.s.size;
+		p->wide_size = a->s.size;
 		p->part_off = parts[i].at;
 		p->part = (uint16_t)i;
 		p->nr_parts = (uint16_t)n;
@@ -47,4 +42,14 @@ size_t hm_resolver_sample_parts(struct hm_resolver *r, const struct hm_perf_even
 	r->st.wide++;
 	r->st.wide_parts += n;
 	return n;
+}
+
+size_t hm_resolver_sample_parts(struct hm_resolver *r, const struct hm_perf_event *ev,
+				struct hm_access *out, size_t max)
+{
+	struct hm_access a;
+
+	hm_resolver_sample(r, ev, out);
+	a = *out;
+	return resolve_split(r, &a, &r->obj, out, max);
 }

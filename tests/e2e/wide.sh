@@ -59,3 +59,50 @@ else
 	echo "not ok wide_stats_counts_splits"
 	sed 's/^/    /' "$T/stats.txt" | tail -20
 fi
+
+# rep stos: examples/rep_reset.c's memset of a session's request, one `rep stosq` (objdump
+# agrees), sampled inside with rcx quadwords left: the access covers the rest of path,
+# then len and flags, each credited with its own bytes, all named from session_t (which
+# only the counting stores in serve type: the rep's pointer is untyped).
+if objdump -d --no-show-raw-insn $REC/bin/rep_reset | awk '/<clear_request>:/,/ret/' |
+	grep -q 'rep stos'; then
+	echo "ok rep_binary_has_rep_stos"
+else
+	echo "not ok rep_binary_has_rep_stos"
+fi
+"$H" report -i $REC/rep_reset.data --buildid-dir $REC --json >"$T/rep.json" 2>"$T/err" ||
+	{ echo "not ok rep_report"; sed 's/^/    /' "$T/err"; }
+"$H" report -i $REC/rep_reset.data --buildid-dir $REC --stats >"$T/rep.txt" 2>&1
+/usr/bin/python3 - "$T/rep.json" <<'PY'
+import json, sys, collections
+d = json.load(open(sys.argv[1]))
+per = collections.Counter()
+size = {}
+unnamed = 0
+for l in d['lines']:
+    for f in l['fields']:
+        at_rep = sum(s['count'] for s in f['sites'] if s.get('func') == 'clear_request')
+        if not at_rep:
+            continue
+        if not (f.get('field') or '').startswith('session_t.req.'):
+            unnamed += at_rep
+            continue
+        member = f['field'].split('[')[0]
+        per[member] += at_rep
+        size[member] = f['size']
+def ok(name, cond):
+    print(('ok ' if cond else 'not ok ') + name)
+    if not cond:
+        print('    at the rep stos:', dict(per), 'sizes', size, 'unnamed', unnamed)
+ok('rep_members_credited', per['session_t.req.len'] > 100 and per['session_t.req.path'] > 0)
+ok('rep_len_and_flags_together', per['session_t.req.len'] == per['session_t.req.flags'])
+ok('rep_member_sizes', size.get('session_t.req.len') == 8 and size.get('session_t.req.flags') == 4)
+ok('rep_named_from_session', unnamed == 0)
+PY
+rep=$(sed -n 's/^  rep string instructions sized by rcx: \([0-9]*\)/\1/p' "$T/rep.txt")
+wide=$(sed -n 's/^  wide accesses split into the members they cover: \([0-9]*\),.*/\1/p' "$T/rep.txt")
+if [ "${rep:-0}" -gt 100 ] && [ "${wide:-0}" -ge "$rep" ]; then
+	echo "ok rep_sized_and_split ($rep rep, $wide split)"
+else
+	echo "not ok rep_sized_and_split (${rep:-none} rep, ${wide:-none} split)"
+fi

@@ -289,6 +289,9 @@ static void warnings(struct hm_recording *rec)
 {
 	const struct hm_resolve_stats *st = hm_resolver_stats(rec->resolver);
 	const char *w = hm_perfdata_warning(rec->pd);
+	char more[64] = "";
+	uint64_t n;
+	size_t files;
 
 	if (w)
 		warn(rec, "%s", w);
@@ -298,6 +301,13 @@ static void warnings(struct hm_recording *rec)
 		     "damaged or was merged from several recordings", rec->path, rec->unknown_id);
 	if ((w = hm_data_damage(hm_resolver_data(rec->resolver))))
 		warn(rec, "names from a damaged file are missing: %s", w);
+	if ((w = hm_data_symbol_only(hm_resolver_data(rec->resolver), &n, &files))) {
+		if (files > 1)
+			snprintf(more, sizeof(more), "; %zu other files likewise", files - 1);
+		warn(rec, "no debug info in %s: named by symbol only (%" PRIu64 " samples: no "
+		     "fields, so no field advice%s); rebuild it with -g, or install its debug "
+		     "file", w, n, more);
+	}
 	if (st->unreadable)
 		warn(rec, "%" PRIu64 " samples are in %" PRIu64 " file%s that could not be read, "
 		     "so their code and data are not named: %s", st->unreadable,

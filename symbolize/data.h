@@ -159,5 +159,9 @@ const char *hm_data_method_name(enum hm_method m);
 /* The first opened file whose types are incomplete (hm_layout_damage: compilation units
  * or names that could not be read), as that line; NULL when none is. */
 const char *hm_data_damage(const struct hm_data *d);
+/* The file whose variables were named by symbol alone (it has neither DWARF nor BTF) for
+ * the most results: the executable for any, another file (libc) only for a tenth of
+ * all lookups or more; NULL when none. *n: those results; *files: such files. */
+const char *hm_data_symbol_only(const struct hm_data *d, uint64_t *n, size_t *files);
 
 #endif

@@ -181,6 +181,7 @@ static void fill(struct hm_data *d, struct data_mod *m, enum hm_method method, c
 	out->offset = off;
 	out->module = m->path;
 	out->hint = type ? NULL : m->hint;
+	m->symbol_only += !type && !m->lay;
 }
 
 /* The variable at file address va of m, named into out (base left to the caller). */

@@ -96,6 +96,7 @@ struct data_mod {
 	struct data_sym *syms, *tls_syms;	/* STT_OBJECT / STT_TLS, by address */
 	size_t nr_syms, nr_tls_syms;
 	struct hm_map64 insns;		/* file address + 1 -> struct hm_insn decoded there */
+	uint64_t symbol_only;		/* results named by symbol alone: no types here */
 	struct data_mod *next;
 };
 

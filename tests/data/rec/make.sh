@@ -55,6 +55,9 @@ CF="-O2 -g -std=gnu11 -Wall -Wextra -Werror -pthread -fdebug-prefix-map=$ROOT=."
 for p in wide_stats enclose_hist rep_reset; do
 	[ -e "$BIN/$p" ] || cc $CF -o "$BIN/$p" "examples/$p.c"
 done
+# false_sharing as a binary without debug info is built: -O2 alone, no -g (nodebug.sh)
+[ -e "$BIN/false_sharing_nodebug" ] ||
+	cc -O2 -std=gnu11 -pthread -o "$BIN/false_sharing_nodebug" examples/false_sharing.c
 
 # NAME [-F HZ] -- PROGRAM ARGS...: one timer recording (4000 Hz unless -F). Iterations
 # are as few as keep what the tests need, so that the folder stays small (< 3 MB).
@@ -78,6 +81,7 @@ rec objects_btf_heap -- "$BIN/objects.btf" heap 60000000
 rec wide_stats -- "$BIN/wide_stats" 20000000
 rec enclose_hist -- "$BIN/enclose_hist" 200000000
 rec rep_reset -- "$BIN/rep_reset" 10000000
+rec false_sharing_nodebug -- "$BIN/false_sharing_nodebug" 200000000
 for i in 1 2 3 4 5; do
 	rec "cmp_a$i" -- "$BIN/false_sharing" 100000000
 	rec "cmp_b$i" -- "$BIN/false_sharing_padded" 100000000

@@ -106,3 +106,38 @@ if [ "${rep:-0}" -gt 100 ] && [ "${wide:-0}" -ge "$rep" ]; then
 else
 	echo "not ok rep_sized_and_split (${rep:-none} rep, ${wide:-none} split)"
 fi
+
+# A library copy: examples/lib_copy.c's memcpy of a run-time size is libc's (vector loads
+# and stores of 32 bytes, or 64 with AVX-512); libc has no types, so each access is named
+# from the record_t the program's own samples typed, and split per member. The recording
+# decodes libc's code from this machine's libc: only when it is the recorded build.
+libc=$(sed -n 's/^\([0-9a-f]*\) .*libc\.so\.6$/\1/p' <(perf buildid-list -i $REC/lib_copy.data 2>/dev/null))
+here=$(readelf -n /usr/lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/ { print $3 }')
+if [ -z "$libc" ] || [ "$libc" != "$here" ]; then
+	echo "ok lib_copy_skipped (this libc ${here:-?} is not the recorded ${libc:-?})"
+else
+	"$H" report -i $REC/lib_copy.data --buildid-dir $REC --json >"$T/lib.json" 2>"$T/err" ||
+		{ echo "not ok lib_copy_report"; sed 's/^/    /' "$T/err"; }
+	/usr/bin/python3 - "$T/lib.json" <<'PY'
+import json, sys, collections
+d = json.load(open(sys.argv[1]))
+per = collections.Counter()
+unnamed = 0
+for l in d['lines']:
+    for f in l['fields']:
+        n = sum(s['count'] for s in f['sites'] if (s.get('func') or '').startswith('__mem'))
+        if not n:
+            continue
+        if (f.get('field') or '').startswith('record_t.'):
+            per[f['field'].split('[')[0]] += n
+        else:
+            unnamed += n
+def ok(name, cond):
+    print(('ok ' if cond else 'not ok ') + name)
+    if not cond:
+        print('    in libc:', dict(per), 'unnamed', unnamed)
+ok('lib_copy_named_from_record', unnamed == 0 and sum(per.values()) > 300)
+ok('lib_copy_every_member_credited',
+   all(per['record_t.' + m] > 50 for m in ('seq', 'sum', 'used', 'vals')))
+PY
+fi

@@ -52,7 +52,7 @@ else
 fi
 # Examples added since: built when not committed yet (issue 14's naming patterns).
 CF="-O2 -g -std=gnu11 -Wall -Wextra -Werror -pthread -fdebug-prefix-map=$ROOT=."
-for p in wide_stats enclose_hist rep_reset; do
+for p in wide_stats enclose_hist rep_reset lib_copy; do
 	[ -e "$BIN/$p" ] || cc $CF -o "$BIN/$p" "examples/$p.c"
 done
 # false_sharing as a binary without debug info is built: -O2 alone, no -g (nodebug.sh)
@@ -81,6 +81,7 @@ rec objects_btf_heap -- "$BIN/objects.btf" heap 60000000
 rec wide_stats -- "$BIN/wide_stats" 20000000
 rec enclose_hist -- "$BIN/enclose_hist" 200000000
 rec rep_reset -- "$BIN/rep_reset" 10000000
+rec lib_copy -- "$BIN/lib_copy" 5000000
 rec false_sharing_nodebug -- "$BIN/false_sharing_nodebug" 200000000
 for i in 1 2 3 4 5; do
 	rec "cmp_a$i" -- "$BIN/false_sharing" 100000000

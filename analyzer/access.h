@@ -36,6 +36,26 @@ struct hm_access {
 					 * c2c's "No Page Map" counts the others) */
 	uint8_t percpu;			/* kernel %gs: access: s.addr is the offset in every
 					 * CPU's per-CPU area, and s.cpu's copy was touched */
+	/* A wide access over several members (gcc's 16-byte movdqu over ops and bytes, a
+	 * rep stos over a struct) is one access per member, each with its own s.addr,
+	 * s.size, field and field_off: every member is credited with its own bytes. These
+	 * say which piece of which sample this is. What counts samples counts part 0 only;
+	 * what asks whether the instruction crossed a line asks of the whole access:
+	 * [s.addr - part_off, + wide_size). 0 0 0 0 for an access that was not split. */
+	uint32_t wide_size;		/* bytes of the whole access */
+	uint32_t part_off;		/* this piece's offset within it */
+	uint16_t part, nr_parts;	/* which piece (0 first), of how many */
 };
+
+/* The access a sample made, whole: its address and size before any split. */
+static inline uint64_t hm_access_whole_addr(const struct hm_access *a)
+{
+	return a->s.addr - a->part_off;
+}
+
+static inline uint32_t hm_access_whole_size(const struct hm_access *a)
+{
+	return a->wide_size ? a->wide_size : a->s.size;
+}
 
 #endif

@@ -304,6 +304,7 @@ struct ent {
 	int32_t row;
 	uint64_t line;
 	uint8_t op;
+	uint8_t part;			/* a wide access's member after its first */
 };
 
 static int cmp_ent(const void *pa, const void *pb)
@@ -348,6 +349,7 @@ static size_t collect(const struct hm_heat *h, const uint64_t *ends, const struc
 			.seq = i,
 			.tid = x->s.tid,
 			.op = x->s.op,
+			.part = x->part != 0,
 			.line = off / h->line_size,
 			.key = line_key(x, off / h->line_size, h->line_size),
 			.row = row_at(h, ends, off, x->field),
@@ -385,6 +387,8 @@ struct hm_heat_acc {
 static void count(struct hm_heat_acc *c, const struct ent *e, size_t n)
 {
 	struct hm_heat *h = c->h;
+	uint64_t wide_key = 0;
+	int wide_conflict = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		struct hm_heat_field *f = e[i].row >= 0 ? &h->fields[e[i].row] : NULL;
@@ -392,6 +396,15 @@ static void count(struct hm_heat_acc *c, const struct ent *e, size_t n)
 		struct last *prev = hm_map64_get(&c->lastmap, e[i].key);
 		int store = e[i].op == HM_OP_STORE;
 		int conflict = prev && prev->tid != e[i].tid && (prev->store || store);
+		/* A wide access's later members on the same line conflict as its first did
+		 * (the same instruction, after the same other thread's access); the line
+		 * counts that conflict once. */
+		int same = e[i].part && e[i].key == wide_key;
+
+		if (same)
+			conflict = wide_conflict;
+		wide_key = e[i].key;
+		wide_conflict = conflict;
 
 		if (f) {
 			f->loads += e[i].op == HM_OP_LOAD;
@@ -403,7 +416,7 @@ static void count(struct hm_heat_acc *c, const struct ent *e, size_t n)
 		l->loads += e[i].op == HM_OP_LOAD;
 		l->stores += store;
 		l->other += e[i].op != HM_OP_LOAD && !store;
-		l->conflicts += conflict;
+		l->conflicts += conflict && !same;
 		l->threads += first_seen(&c->seen, 1, e[i].line, e[i].tid);
 		if (e[i].op == HM_OP_LOAD)
 			l->readers += first_seen(&c->seen, 2, e[i].line, e[i].tid);

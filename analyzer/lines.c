@@ -284,6 +284,11 @@ static size_t totals(struct ctx *c, size_t n, struct hm_lines *out, uint32_t *li
 		const struct hm_access *x = &c->acc[i];
 		struct cent *e;
 
+		line_of[i] = x->s.addr ? ltab_id(&lt, hm_lines_space(x),
+						 x->s.addr & ~(uint64_t)(c->line_size - 1))
+				       : UINT32_MAX;
+		if (x->part)
+			continue;	/* a wide access's other members: one sample */
 		out->total++;
 		out->cpus_known |= x->s.cpu != c->acc[0].s.cpu;
 		out->with_addr += x->s.addr != 0;
@@ -300,9 +305,6 @@ static size_t totals(struct ctx *c, size_t n, struct hm_lines *out, uint32_t *li
 		e->loads += x->s.op == HM_OP_LOAD;
 		e->stores += x->s.op == HM_OP_STORE;
 		e->locked += hm_lines_locked(x);
-		line_of[i] = x->s.addr ? ltab_id(&lt, hm_lines_space(x),
-						 x->s.addr & ~(uint64_t)(c->line_size - 1))
-				       : UINT32_MAX;
 	}
 	out->first_cpu = n ? c->acc[0].s.cpu : 0;
 	out->nr_threads = hm_lines_snapshot(c);

@@ -125,6 +125,52 @@ static void note_rings(struct order *o, const struct hm_access *x)
 	note_ring(o, 1ull << 62 | x->s.cpu, x->s.time);
 }
 
+/* Names the batch's accesses again from the objects typed since they were read
+ * (resolve_enclose.c); those that now cover several members become one access each, as
+ * far as cap allows (a streamed batch stays within its size). Returns rec->n. */
+static size_t enclose(struct hm_recording *rec, size_t cap)
+{
+	struct hm_access parts[HM_RESOLVE_MAX_PARTS], *out = NULL;
+	size_t n = rec->n, m = 0, ocap = 0, room = cap - (cap > n ? n : cap);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t np = hm_resolver_enclose(rec->resolver, &rec->acc[i], parts,
+						HM_RESOLVE_MAX_PARTS);
+
+		if (np >= 2 && np - 1 > room)
+			np = 1;	/* no room: renamed, not split */
+		if (np >= 2 && !out) {	/* the first split: the batch is copied from here */
+			ocap = n + np + 64;
+			if (!(out = malloc(ocap * sizeof(*out))))
+				hm_oom();
+			memcpy(out, rec->acc, i * sizeof(*out));
+			m = i;
+		}
+		if (out && m + (np >= 2 ? np : 1) > ocap) {
+			ocap = 2 * ocap + np;
+			if (!(out = realloc(out, ocap * sizeof(*out))))
+				hm_oom();
+		}
+		if (np >= 2) {
+			memcpy(&out[m], parts, np * sizeof(*out));
+			m += np;
+			room -= np - 1;
+		} else if (out) {
+			out[m++] = rec->acc[i];
+		}
+	}
+	if (!out)
+		return n;
+	if (rec->batch) {	/* the batch's arrays are of its size, which m fits */
+		memcpy(rec->acc, out, m * sizeof(*out));
+		free(out);
+	} else {
+		free(rec->acc);
+		rec->acc = out;
+	}
+	return rec->n = m;
+}
+
 /* Hands the batch on in time order; all of it when final. */
 static int flush_ordered(struct hm_recording *rec, int final)
 {
@@ -132,6 +178,7 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	size_t n = rec->n, cut;
 	uint64_t w;
 
+	n = enclose(rec, rec->batch);
 	for (size_t i = 0; i < n; i++)
 		o->keys[i] = (struct okey){ rec->acc[i].s.time, i };
 	hm_sort(o->keys, n, sizeof(*o->keys), cmp_okey);
@@ -187,8 +234,9 @@ static int read_samples(struct hm_recording *rec, int stream,
 			int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
 			struct hm_err *err)
 {
+	struct hm_access parts[HM_RESOLVE_MAX_PARTS];
 	struct hm_perf_event ev;
-	size_t cap = 0;
+	size_t cap = 0, np;
 	int rc;
 
 	while ((rc = hm_perfdata_next(rec->pd, &ev, err)) > 0) {
@@ -199,20 +247,26 @@ static int read_samples(struct hm_recording *rec, int stream,
 				hm_resolver_track(rec->resolver, &ev);
 			continue;
 		}
-		if (!(x = push(rec, &cap)))
-			return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory at %zu samples: "
-					  "report with a smaller --batch", rec->path,
-					  rec->total + rec->n);
-		hm_resolver_sample(rec->resolver, &ev, x);
-		if (keep && !keep(x, ctx))
-			rec->n--;
-		else if (rec->order)
-			note_rings(rec->order, x);
+		/* a wide access is one access per member it covers (resolve_wide.c) */
+		np = hm_resolver_sample_parts(rec->resolver, &ev, parts, HM_RESOLVE_MAX_PARTS);
+		for (size_t i = 0; i < np; i++) {
+			if (!(x = push(rec, &cap)))
+				return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory at %zu "
+						  "samples: report with a smaller --batch",
+						  rec->path, rec->total + rec->n);
+			*x = parts[i];
+			if (keep && !keep(x, ctx))
+				rec->n--;
+			else if (rec->order)
+				note_rings(rec->order, x);
+		}
 	}
 	if (rc >= 0 && rec->order && rec->n && flush_ordered(rec, 1))
 		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", rec->path);
-	if (!rec->order)
+	if (!rec->order) {
+		enclose(rec, SIZE_MAX);
 		rec->total += rec->n;
+	}
 	return rc < 0 ? -1 : 0;
 }
 
@@ -235,6 +289,9 @@ static void warnings(struct hm_recording *rec)
 {
 	const struct hm_resolve_stats *st = hm_resolver_stats(rec->resolver);
 	const char *w = hm_perfdata_warning(rec->pd);
+	char more[64] = "";
+	uint64_t n;
+	size_t files;
 
 	if (w)
 		warn(rec, "%s", w);
@@ -244,6 +301,13 @@ static void warnings(struct hm_recording *rec)
 		     "damaged or was merged from several recordings", rec->path, rec->unknown_id);
 	if ((w = hm_data_damage(hm_resolver_data(rec->resolver))))
 		warn(rec, "names from a damaged file are missing: %s", w);
+	if ((w = hm_data_symbol_only(hm_resolver_data(rec->resolver), &n, &files))) {
+		if (files > 1)
+			snprintf(more, sizeof(more), "; %zu other files likewise", files - 1);
+		warn(rec, "no debug info in %s: named by symbol only (%" PRIu64 " samples: no "
+		     "fields, so no field advice%s); rebuild it with -g, or install its debug "
+		     "file", w, n, more);
+	}
 	if (st->unreadable)
 		warn(rec, "%" PRIu64 " samples are in %" PRIu64 " file%s that could not be read, "
 		     "so their code and data are not named: %s", st->unreadable,

@@ -156,7 +156,7 @@ struct tf_memo {
 	const char *name;
 };
 
-static const char *type_field(struct hm_resolver *r, const struct hm_access *a)
+const char *type_field(struct hm_resolver *r, const struct hm_access *a)
 {
 	uint64_t key = ((uint64_t)(uintptr_t)a->field * 0x9e3779b97f4a7c15ull) ^
 		       ((uint64_t)(uintptr_t)a->type * 0xff51afd7ed558ccdull) ^
@@ -254,6 +254,7 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 
 	if (hm_data_resolve(r->data, &q, &obj))
 		return;
+	r->obj = obj;	/* for hm_resolver_sample_parts */
 	if (a->s.kernel && obj.method >= HM_M_GLOBAL && obj.method <= HM_M_HEAP)
 		r->st.kernel_named++;
 	a->method = obj.method;
@@ -280,6 +281,7 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 	int before = 0;
 
 	memset(out, 0, sizeof(*out));
+	memset(&r->obj, 0, sizeof(r->obj));
 	hm_perfdata_to_sample(ev, src, &out->s);
 	r->st.samples++;
 	r->st.by_source[src]++;
@@ -305,6 +307,9 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 		name_data(r, ev, out, &in, op, src != HM_SRC_TIMER || before);
 	if (!out->s.addr)
 		count_noaddr(r, out);
+	r->st.member += out->field && out->type && out->method != HM_M_UNKNOWN &&
+			hm_type_agg(out->type, NULL) &&
+			!strchr(out->field, '<');	/* not <padding>, <hole> */
 }
 
 static void count_noaddr(struct hm_resolver *r, const struct hm_access *a)

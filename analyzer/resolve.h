@@ -53,6 +53,11 @@ struct hm_resolve_stats {
 	const char *kernel_no_ksyms_hint;	/* why, and the fix */
 	uint64_t kernel_patched;	/* of those, in a paravirt site the boot rewrote (the
 					 * vmlinux's bytes there never ran): no data access */
+	uint64_t member;		/* data named to a member of a typed aggregate:
+					 * "type.field", "type[i]" (--stats' headline) */
+	uint64_t wide;			/* accesses split into one per member they cover */
+	uint64_t wide_parts;		/* the parts they gave */
+	uint64_t rep_sized;		/* rep string instructions sized by their count */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
@@ -68,6 +73,19 @@ void hm_resolver_track(struct hm_resolver *r, const struct hm_perf_event *ev);
 /* Fills *out from a SAMPLE event; strings live as long as r. */
 void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 			struct hm_access *out);
+/* The same, as one access per member the access covers (access.h, wide_size): a 16-byte
+ * store over ops and bytes gives two, each with its own address, size and field. Returns
+ * how many of out[0..max) it filled: 1 unless the access covers several members of a
+ * typed object; at most HM_RESOLVE_MAX_PARTS. */
+#define HM_RESOLVE_MAX_PARTS 16
+size_t hm_resolver_sample_parts(struct hm_resolver *r, const struct hm_perf_event *ev,
+				struct hm_access *out, size_t max);
+/* Names a again, from the heap objects typed since, when it was named only by a
+ * scalar's type or not at all (resolve_enclose.c): before a batch goes on. 0: left as
+ * it was; 1: renamed; n >= 2: renamed, and it covers n members: parts[0..n) are its
+ * accesses (as hm_resolver_sample_parts gives them; at most max, 0 for none). */
+size_t hm_resolver_enclose(struct hm_resolver *r, struct hm_access *a, struct hm_access *parts,
+			   size_t max);
 const struct hm_resolve_stats *hm_resolver_stats(const struct hm_resolver *r);
 
 /* Where the samples without a data address were (kernel functions from kallsyms or

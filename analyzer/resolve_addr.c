@@ -191,6 +191,27 @@ static void percpu_offset(const struct hm_resolver *r, struct hm_access *a,
 		*ea -= r->kdisk_bias;
 }
 
+#define REP_MAX_BYTES 4096u	/* a rep string access is credited at most a page ahead */
+#define FLAGS_DF (1u << 10)
+
+/* A rep movs/stos interrupted by the timer stays at ip with rcx the elements left: the
+ * access goes on over [ea, ea + rcx * size) (forward, DF clear), which is what it is
+ * credited with (resolve_wide.c splits it per member). Not when the rep instruction is
+ * the one before ip: then it has finished. */
+static void rep_size(struct hm_resolver *r, const struct hm_perf_regs *regs,
+		     const struct hm_insn *in, const struct hm_memop *op, struct hm_access *a)
+{
+	uint64_t cx, fl;
+
+	if (!in->rep || !op->size || hm_decode_reg(regs->mask, regs->regs, HM_REG_CX, &cx) ||
+	    cx < 2 || (hm_decode_reg(regs->mask, regs->regs, HM_REG_FLAGS, &fl) == 0 &&
+			(fl & FLAGS_DF)))
+		return;
+	a->s.size = cx > REP_MAX_BYTES / op->size ? REP_MAX_BYTES / op->size * op->size
+						    : (uint32_t)cx * op->size;
+	r->st.rep_sized++;
+}
+
 /* Timer: the registers are those before the instruction at ip ran, after the one before
  * it; either way an operand whose address registers were not overwritten gets its exact
  * address from them. */
@@ -223,6 +244,8 @@ const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_ev
 	if (needs_seg && a->s.kernel && op->segment == HM_SEG_GS)
 		percpu_offset(r, a, op, &ea);
 	a->s.addr = ea;
+	if (!*before)
+		rep_size(r, regs, in, op, a);
 	return op;
 }
 

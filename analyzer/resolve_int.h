@@ -26,6 +26,7 @@ struct hm_resolver {
 	const char *kernel_btf;		/* the option, or NULL */
 	int kernel_set;			/* hm_data_set_kernel done */
 	uint64_t kdisk_bias;		/* KASLR when kernel code is the vmlinux's bytes */
+	struct hm_data_obj obj;		/* what named the last sample's data (parts) */
 	struct dent **dslots;		/* decode cache, open addressing */
 	size_t dcap, dlen;
 };
@@ -41,6 +42,15 @@ struct dent {
 	int8_t target;			/* a direct jump lands on ip: 0 not tried, 1 yes, -1 no */
 	struct hm_insn in_at, in_before;
 };
+
+/* resolve.c: a variable's member path as the report names fields, by its struct type
+ * ("stats[1].ops" -> "worker_stats.ops"); interned. */
+const char *type_field(struct hm_resolver *r, const struct hm_access *a);
+
+/* resolve_wide.c: a's accesses, one per member it covers of obj (what named it), into
+ * out[0..n); 1 when it is not split (out untouched). */
+size_t resolve_split(struct hm_resolver *r, const struct hm_access *a,
+		     const struct hm_data_obj *obj, struct hm_access *out, size_t max);
 
 /* resolve_addr.c */
 const struct hm_memop *data_operand(const struct hm_insn *in);

@@ -416,6 +416,12 @@ static const char *fix_elements(struct hm_arena *a, const char *array, const str
 			       (elem->size + L - 1) / L * L);
 }
 
+/* A row of a variable named by its symbol alone: no type, no member path. */
+static int by_symbol(const struct hm_lfield *f)
+{
+	return !f->type && f->field && f->object && !strcmp(f->field, f->object);
+}
+
 static const char *fix_false(struct hm_arena *a, const struct hm_line *ln,
 			     const struct hm_pair *p, uint32_t L)
 {
@@ -430,6 +436,15 @@ static const char *fix_false(struct hm_arena *a, const struct hm_line *ln,
 				       "%u, one writing): pad or align the later one to %u; "
 				       "record with debug info (-g) to have them named",
 				       fa->field, fb->field, p->tid_a, p->tid_b, L);
+	/* A variable named by its symbol alone (no debug info): its bytes have no fields,
+	 * and moving the variable cannot part them. */
+	if (fa->obj_base == fb->obj_base && by_symbol(fa) && by_symbol(fb))
+		return hm_arena_printf(a,
+				       "%s+0x%" PRIx64 " and +0x%" PRIx64 " (threads %u and %u, "
+				       "one writing) are bytes of one variable with no debug info: "
+				       "rebuild with -g to have its fields named and a fix given",
+				       fa->object ? fa->object : fa->field, fa->field_off,
+				       fb->field_off, p->tid_a, p->tid_b);
 	if (fa->obj_base == fb->obj_base && (elem = hm_type_agg(fa->type, &nel)) && nel > 1 &&
 	    elem->size && fa->field_off / elem->size != fb->field_off / elem->size)
 		return fix_elements(a, fa->object, elem, L);

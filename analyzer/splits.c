@@ -66,9 +66,9 @@ static struct hm_split *split_new(struct hm_arena *a, const struct hm_access *x,
 	s->file = x->file;
 	s->line = x->line;
 	s->ip = x->s.ip;
-	s->addr = x->s.addr;
-	s->size = x->s.size;
-	s->line_offset = (uint32_t)(x->s.addr & (L - 1));
+	s->addr = hm_access_whole_addr(x);
+	s->size = hm_access_whole_size(x);
+	s->line_offset = (uint32_t)(s->addr & (L - 1));
 	return s;
 }
 
@@ -209,11 +209,13 @@ void hm_splits_add(struct hm_splits_acc *c, const struct hm_access *acc, size_t 
 		char fbuf[256], kbuf[768];
 		const char *field;
 		struct hm_split *s;
+		uint64_t addr = hm_access_whole_addr(x);
+		uint32_t size = hm_access_whole_size(x);
 
-		if (!x->s.addr || !x->s.size)
-			continue;
+		if (!x->s.addr || !x->s.size || x->part)
+			continue;	/* a wide access is one, from its first member */
 		out->sized++;
-		if (!crosses(x->s.addr, x->s.size, line_size))
+		if (!crosses(addr, size, line_size))
 			continue;
 		field = split_field(fbuf, sizeof(fbuf), x, line_size);
 		split_key(kbuf, sizeof(kbuf), field, x);
@@ -234,7 +236,7 @@ void hm_splits_add(struct hm_splits_acc *c, const struct hm_access *acc, size_t 
 		s->loads += x->s.op == HM_OP_LOAD;
 		s->stores += x->s.op == HM_OP_STORE;
 		out->line_splits++;
-		if (crosses(x->s.addr, x->s.size, PAGE_SIZE_4K)) {
+		if (crosses(addr, size, PAGE_SIZE_4K)) {
 			s->page_splits++;
 			out->page_splits++;
 		}

@@ -57,6 +57,17 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 	for (int m = 0; m < HM_M__COUNT; m++)
 		fprintf(out, "  %-8s %10llu  %5.1f%%\n", hm_data_method_name((enum hm_method)m),
 			(unsigned long long)ds.by_method[m], pct(ds.by_method[m], ds.total));
+	fprintf(out, "  to a member (type.field)  %10llu  %5.1f%%\n",
+		(unsigned long long)rs->member, pct(rs->member, ds.total));
+	if (ds.enclosed)
+		fprintf(out, "  named from the heap object enclosing them (typed by other "
+			"samples): %llu\n", (unsigned long long)ds.enclosed);
+	if (rs->wide)
+		fprintf(out, "  wide accesses split into the members they cover: %llu, into %llu "
+			"accesses\n", (unsigned long long)rs->wide, (unsigned long long)rs->wide_parts);
+	if (rs->rep_sized)
+		fprintf(out, "  rep string instructions sized by rcx: %llu\n",
+			(unsigned long long)rs->rep_sized);
 	if (ds.btf)
 		fprintf(out, "  of heap and stack, typed through BTF (no DWARF): %llu\n",
 			(unsigned long long)ds.btf);

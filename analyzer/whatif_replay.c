@@ -99,11 +99,11 @@ static void place(const struct hm_wi_plan *p, const struct hm_access *acc, const
 		y->field_off = off;
 		y->s.addr = new_base + off + skew;
 		if (o->changes || rc == 0) {
-			c->affected++;
+			c->affected += !x->part;	/* samples: a wide one once */
 			if (flags)
 				flags[r[k].idx] = 1;
 		}
-		c->moved += y->s.addr != x->s.addr;
+		c->moved += y->s.addr != x->s.addr && !x->part;
 	}
 }
 
@@ -123,8 +123,8 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 	memset(c, 0, sizeof(*c));
 	memcpy(out, acc, n * sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
-		c->total++;
-		c->with_addr += acc[i].s.addr != 0;
+		c->total += !acc[i].part;	/* a wide access's members: one sample */
+		c->with_addr += acc[i].s.addr != 0 && !acc[i].part;
 		if (acc[i].s.addr && acc[i].obj_base)
 			r[m++] = (struct oref){space_of(&acc[i]), acc[i].obj_base, (uint32_t)i};
 	}

@@ -46,6 +46,7 @@ void hm_data_close(struct hm_data *d)
 	for (size_t i = 0; i < d->nr_procs; i++) {
 		free(d->proc_list[i]->maps);
 		free(d->proc_list[i]->images);
+		free(d->proc_list[i]->known);
 		free(d->proc_list[i]);
 	}
 	free(d->proc_list);
@@ -514,4 +515,25 @@ const char *hm_data_damage(const struct hm_data *d)
 			return hm_layout_damage(m->lay);
 	}
 	return NULL;
+}
+
+const char *hm_data_symbol_only(const struct hm_data *d, uint64_t *n, size_t *files)
+{
+	const struct data_mod *best = NULL;
+
+	*n = 0;
+	*files = 0;
+	for (size_t i = 0; d && i < d->mods.cap; i++) {
+		const struct data_mod *m = d->mods.slots[i].val;
+
+		if (!d->mods.slots[i].key || !m->symbol_only ||
+		    (!m->is_exec && m->symbol_only * 10 < d->st.total))
+			continue;
+		(*files)++;
+		if (!best || m->symbol_only > best->symbol_only)
+			best = m;
+	}
+	if (best)
+		*n = best->symbol_only;
+	return best ? best->path : NULL;
 }

@@ -82,12 +82,46 @@ struct hm_data_obj {
 	const char *module;		/* file defining the object or holding the address:
 					 * "/usr/bin/foo", "[heap]"; NULL if unmapped */
 	const char *hint;		/* what would resolve more (missing debug info); NULL */
+	const char *prefix;		/* what field paths start with: the variable's name,
+					 * the heap type's bare name; NULL when unnamed */
 };
 
 /* Names q's data address. Returns 0 with *out filled (method HM_M_UNKNOWN or
  * HM_M_NOADDR when nothing was found); strings live as long as d and are shared
  * between results. -1 only for invalid arguments. */
 int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out);
+
+/* One member's bytes of a wide access (hm_data_split). */
+struct hm_data_part {
+	uint64_t offset;		/* in the object, as hm_data_obj.offset */
+	uint32_t at;			/* offset within the access */
+	uint32_t size;
+	const char *field;		/* named as hm_data_obj.field is */
+};
+
+#define HM_DATA_MAX_PARTS 16
+
+/* The members that an access of size bytes at obj's offset covers, one part each, in
+ * address order; returns how many (at most max). A part is one leaf member, or the run
+ * of elements of one array of scalars that the access covers (a memset of char name[48]
+ * is one part); holes and padding are no part. An access that stays inside one member
+ * gives 1 part (the caller need not split it); one of an unknown object or size 0. A heap
+ * object's type is that of one element of what the pointer points into: the access
+ * continues into the next element (a memset over two worker_stats); a variable's ends
+ * with it. The last part takes the bytes beyond max parts. */
+size_t hm_data_split(struct hm_data *d, const struct hm_data_obj *obj, uint32_t size,
+		     struct hm_data_part *out, size_t max);
+/* The rule alone, on a type: parts of [offset, offset + size) in t as (offset, at, size),
+ * field left NULL; wrap: continue into the next element of an array of t. */
+size_t hm_data_split_type(const struct hm_type *t, uint64_t offset, uint32_t size, int wrap,
+			  struct hm_data_part *out, size_t max);
+
+/* Names addr of pid from the heap object enclosing it that samples typed so far (an
+ * `int *` into a struct's array is then thread_arg_t.blue[5]), when obj (an earlier
+ * result for addr: heap or unknown) names less; the counts of hm_data_stats follow.
+ * Returns 1 when obj was renamed. For results named before the enclosing object was
+ * typed by a later sample. */
+int hm_data_enclose(struct hm_data *d, uint32_t pid, uint64_t addr, struct hm_data_obj *obj);
 
 /* Whether addr lies in memory the recording mapped, as perf decides its "No Page Map"
  * rejects: a user address inside one of pid's recorded mmaps; a kernel address inside
@@ -110,6 +144,8 @@ struct hm_data_stats {
 	uint64_t total;
 	uint64_t by_method[HM_M__COUNT];
 	uint64_t btf;			/* heap and stack results typed through BTF (no DWARF) */
+	uint64_t enclosed;		/* named from an enclosing heap object that another
+					 * sample typed (an int * into a struct's array) */
 	size_t nr_top;
 	const struct hm_data_unresolved *top;	/* most frequent first; valid until the
 						 * next hm_data_stats or hm_data_close */
@@ -123,5 +159,9 @@ const char *hm_data_method_name(enum hm_method m);
 /* The first opened file whose types are incomplete (hm_layout_damage: compilation units
  * or names that could not be read), as that line; NULL when none is. */
 const char *hm_data_damage(const struct hm_data *d);
+/* The file whose variables were named by symbol alone (it has neither DWARF nor BTF) for
+ * the most results: the executable for any, another file (libc) only for a tenth of
+ * all lookups or more; NULL when none. *n: those results; *files: such files. */
+const char *hm_data_symbol_only(const struct hm_data *d, uint64_t *n, size_t *files);
 
 #endif

@@ -177,9 +177,11 @@ static void fill(struct hm_data *d, struct data_mod *m, enum hm_method method, c
 	out->object = data_intern(d, name);
 	out->type = type;
 	out->field = data_field(d, name, type, off);
+	out->prefix = out->object;
 	out->offset = off;
 	out->module = m->path;
 	out->hint = type ? NULL : m->hint;
+	m->symbol_only += !type && !m->lay;
 }
 
 /* The variable at file address va of m, named into out (base left to the caller). */

@@ -96,6 +96,7 @@ struct data_mod {
 	struct data_sym *syms, *tls_syms;	/* STT_OBJECT / STT_TLS, by address */
 	size_t nr_syms, nr_tls_syms;
 	struct hm_map64 insns;		/* file address + 1 -> struct hm_insn decoded there */
+	uint64_t symbol_only;		/* results named by symbol alone: no types here */
 	struct data_mod *next;
 };
 
@@ -119,6 +120,15 @@ struct data_proc {
 	struct data_image *images;	/* sorted by lo; rebuilt when maps change */
 	size_t nr_images;
 	int dirty;
+	struct data_known *known;	/* heap objects typed exactly (data_enclose.c) */
+	size_t nr_known, cap_known;
+};
+
+/* A heap object a sample typed with its base known: [base, base + size). */
+struct data_known {
+	uint64_t base, size;
+	const struct hm_type *type;
+	const char *label, *prefix;	/* as hm_data_obj's object and prefix */
 };
 
 struct hm_data {
@@ -182,6 +192,14 @@ int data_tls(struct hm_data *d, struct data_mod *exe, int64_t tp_off, uint64_t a
 /* %gs:off in the kernel: a per-cpu variable (addr: the sampled address, or 0). */
 int data_percpu(struct hm_data *d, const struct data_image *kimg, uint64_t off, uint64_t addr,
 		struct hm_data_obj *out);
+
+/* data_enclose.c: the known object holding addr, or NULL; note one (outermost kept);
+ * name out from the known object holding addr when it encloses what out names (1). */
+const struct data_known *data_known_at(const struct data_proc *p, uint64_t addr);
+void data_known_note(struct data_proc *p, uint64_t base, const struct hm_type *t,
+		     const char *label, const char *prefix);
+int data_enclose(struct hm_data *d, const struct data_proc *p, uint64_t addr,
+		 struct hm_data_obj *out);
 
 /* data_stack.c */
 struct data_regs {

@@ -57,7 +57,7 @@ static int64_t wrap(int64_t off, uint64_t size)
 /* The object the base register points to, typed by the variable living in it. */
 static int heap(struct hm_data *d, const struct data_image *img, uint64_t ip,
 		const struct hm_memop *op, const struct data_regs *r, uint64_t addr,
-		int stack, struct hm_data_obj *out)
+		int stack, int *exact, struct hm_data_obj *out)
 {
 	struct data_mod *m = img->mod;
 	struct hm_ti_ptr p;
@@ -87,6 +87,8 @@ static int heap(struct hm_data *d, const struct data_image *img, uint64_t ip,
 			approx = 1;	/* some element of an array */
 	}
 	o = p.delta + rel;
+	/* the base is known when the register's value and its place in the object are */
+	*exact = addr && have_base && !approx && o >= 0 && (uint64_t)o < s->size;
 	if (approx || o < 0 || (uint64_t)o >= s->size)
 		o = wrap(o, s->size);
 	out->method = stack ? HM_M_STACK : HM_M_HEAP;
@@ -97,9 +99,21 @@ static int heap(struct hm_data *d, const struct data_image *img, uint64_t ip,
 		out->base = addr - (uint64_t)o;
 	else if (have_base && !approx)
 		out->base = bv + (uint64_t)rel - (uint64_t)o;
-	out->field = data_field(d, data_bare_name(d, p.pointee), s, (uint64_t)o);
+	out->prefix = data_bare_name(d, p.pointee);
+	out->field = data_field(d, out->prefix, s, (uint64_t)o);
 	out->module = m->path;
 	return 0;
+}
+
+/* A heap result: named from the known object enclosing it, if one does (an int * into
+ * a struct's array); else, typed exactly as an aggregate, it becomes one. */
+static void named_heap(struct hm_data *d, struct data_proc *p, uint64_t addr, int exact,
+		       struct hm_data_obj *out)
+{
+	if (out->method != HM_M_HEAP || data_enclose(d, p, addr, out))
+		return;
+	if (exact && out->type && hm_type_is_aggregate(hm_type_strip(out->type)))
+		data_known_note(p, out->base, out->type, out->object, out->prefix);
 }
 
 /* The instruction at ip, decoded from the mapped file (once per ip) if the caller had
@@ -207,7 +221,7 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	const struct hm_memop *op = operand(d, q, code, &insn);
 	struct data_regs r = {q->regs ? q->regs_mask : 0, q->regs};
 	uint64_t addr = q->addr, ea;
-	int needs = 0, stack;
+	int needs = 0, stack, exact = 0;
 
 	/* Zero-based per-CPU data: rip-relative references are relocated at boot by minus
 	 * the KASLR shift, which the vmlinux's bytes (bias: that shift) lack; kcore's code
@@ -227,7 +241,7 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	stack = on_kernel_stack(&r, addr);
 	if (code && stack && data_stack(d, code, q->ip, addr, &r, out) == 0)
 		return;
-	if (code && op && heap(d, code, q->ip, op, &r, addr, stack, out) == 0)
+	if (code && op && heap(d, code, q->ip, op, &r, addr, stack, &exact, out) == 0)
 		return;
 	memset(out, 0, sizeof(*out));
 	out->method = addr || needs ? HM_M_UNKNOWN : HM_M_NOADDR;
@@ -243,7 +257,7 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_
 	const struct hm_memop *op;
 	struct data_regs r;
 	uint64_t addr, ea;
-	int needs = 0, stack;
+	int needs = 0, stack, exact = 0;
 
 	if (!d || !q || !out)
 		return -1;
@@ -272,10 +286,14 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_
 	stack = on_stack(p, &r, addr);
 	if (stack && code && data_stack(d, code, q->ip, addr, &r, out) == 0)
 		goto done;
-	if (op && code && heap(d, code, q->ip, op, &r, addr, stack, out) == 0)
+	if (op && code && heap(d, code, q->ip, op, &r, addr, stack, &exact, out) == 0) {
+		named_heap(d, p, addr, exact, out);
 		goto done;
+	}
 	memset(out, 0, sizeof(*out));
 	unknown(p, img, code, addr, addr || needs, stack, out);
+	if (!stack)
+		data_enclose(d, p, addr, out);	/* an untyped pointer into a typed object */
 done:
 	count(d, q, code, out);
 	return 0;

@@ -62,7 +62,8 @@ int data_stack(struct hm_data *d, const struct data_image *img, uint64_t ip, uin
 		out->type = var->type;
 		out->base = at;
 		out->offset = addr - at;
-		out->field = data_field(d, var->name ? var->name : "?", var->type, addr - at);
+		out->prefix = var->name ? var->name : "?";
+		out->field = data_field(d, out->prefix, var->type, addr - at);
 		out->module = m->path;
 		return 0;
 	}

@@ -50,6 +50,14 @@ if [ ${#ONLY[@]} -gt 0 ] && [ -d "$OUT/bin" ]; then
 else
 	build
 fi
+# Examples added since: built when not committed yet (issue 14's naming patterns).
+CF="-O2 -g -std=gnu11 -Wall -Wextra -Werror -pthread -fdebug-prefix-map=$ROOT=."
+for p in wide_stats enclose_hist rep_reset lib_copy; do
+	[ -e "$BIN/$p" ] || cc $CF -o "$BIN/$p" "examples/$p.c"
+done
+# false_sharing as a binary without debug info is built: -O2 alone, no -g (nodebug.sh)
+[ -e "$BIN/false_sharing_nodebug" ] ||
+	cc -O2 -std=gnu11 -pthread -o "$BIN/false_sharing_nodebug" examples/false_sharing.c
 
 # NAME [-F HZ] -- PROGRAM ARGS...: one timer recording (4000 Hz unless -F). Iterations
 # are as few as keep what the tests need, so that the folder stays small (< 3 MB).
@@ -70,6 +78,11 @@ rec xfs_like -- "$BIN/xfs_like" 200000000
 rec xfs_like_variant -- "$BIN/xfs_like_variant" 200000000
 for m in global heap stack tls; do rec "objects_$m" -- "$BIN/objects" "$m" 60000000; done
 rec objects_btf_heap -- "$BIN/objects.btf" heap 60000000
+rec wide_stats -- "$BIN/wide_stats" 20000000
+rec enclose_hist -- "$BIN/enclose_hist" 200000000
+rec rep_reset -- "$BIN/rep_reset" 10000000
+rec lib_copy -- "$BIN/lib_copy" 5000000
+rec false_sharing_nodebug -- "$BIN/false_sharing_nodebug" 200000000
 for i in 1 2 3 4 5; do
 	rec "cmp_a$i" -- "$BIN/false_sharing" 100000000
 	rec "cmp_b$i" -- "$BIN/false_sharing_padded" 100000000

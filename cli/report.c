@@ -15,6 +15,9 @@
 
 #define MAX_HEAT_TYPES 5
 #define HM_REPORT_BATCH (1 << 18)	/* accesses per batch: docs/report.md, Memory */
+/* Lines kept at most (--max-lines): docs/report.md, Memory, has the arithmetic; with the
+ * prune's copy this peaks near 2.5 GB, under 4 GB with the batch and the resolver. */
+#define HM_REPORT_MAX_LINES 500000
 
 struct report_args {
 	const char *input, *type, *html;
@@ -22,7 +25,7 @@ struct report_args {
 	size_t top;
 	uint32_t line_size;
 	uint64_t window_ns;
-	size_t batch;
+	size_t batch, max_lines;
 	struct hm_resolve_opts ro;
 };
 
@@ -33,7 +36,7 @@ static void report_usage(FILE *out)
 		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
 		"                     [--stats] [--vmlinux F] [--kcore F] [--sysroot D]\n"
 		"                     [--buildid-dir D] [--window US] [--batch N] [--wide]\n"
-		"                     [--force]\n\n"
+		"                     [--max-lines N] [--force]\n\n"
 		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
@@ -52,8 +55,10 @@ static void report_usage(FILE *out)
 		"                 recorded kernel runs here); types from /sys/kernel/btf/vmlinux\n"
 		"  --window US    timer conflict window in microseconds (default 100)\n"
 		"  --batch N      accesses held in memory at once (default %d, about 160 MB):\n"
-		"                 memory is this plus per-line tables, whatever the file's size\n",
-		HM_REPORT_BATCH);
+		"                 memory is this plus per-line tables, whatever the file's size\n"
+		"  --max-lines N  distinct cache lines kept (default %d, about 2.5 GB at the\n"
+		"                 most); past it the least contended are dropped, and counted\n",
+		HM_REPORT_BATCH, HM_REPORT_MAX_LINES);
 }
 
 static int parse_args(int argc, char **argv, struct report_args *a)
@@ -67,7 +72,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{"sysroot", required_argument, NULL, 'R'},
 		{"buildid-dir", required_argument, NULL, 'B'}, {"window", required_argument, NULL, 'w'},
 		{"batch", required_argument, NULL, 'b'}, {"wide", no_argument, NULL, 'W'},
-		{"force", no_argument, NULL, 'f'},
+		{"force", no_argument, NULL, 'f'}, {"max-lines", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	uint64_t v;
@@ -78,6 +83,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	a->line_size = 64;
 	a->view = HM_VIEW_LINES;
 	a->batch = HM_REPORT_BATCH;
+	a->max_lines = HM_REPORT_MAX_LINES;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:t:n:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -111,6 +117,11 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->batch = (size_t)v;
 			break;
 		case 'W': a->wide = 1; break;
+		case 'M':
+			if (cli_number("report", "--max-lines", optarg, 1, 1ull << 31, &v))
+				return -1;
+			a->max_lines = (size_t)v;
+			break;
 		case 'h': report_usage(stdout); exit(HM_EXIT_OK);
 		default: cli_bad_option("report", c, argv); return -1;
 		}
@@ -309,6 +320,7 @@ int cmd_report(int argc, char **argv)
 	hm_arena_init(&r.ar);
 	hm_heat_set_init(&r.heat, &r.ar, &(struct hm_heat_opts){.line_size = a.line_size});
 	r.lines = hm_lines_acc_new(&r.ar, a.line_size, a.window_ns);
+	hm_lines_acc_set_max(r.lines, a.max_lines);
 	if (hm_splits_begin(&r.ar, a.line_size, &r.split_out, &r.splits, &err) ||
 	    hm_recording_stream(a.input, &a.ro, a.type ? keep_type : NULL, &tf,
 				a.batch, on_batch, &r, &rec, &err)) {

@@ -88,6 +88,16 @@ void hm_cmp_run_free(struct hm_cmp_run *r);
  * compare. Strings are copied into a. */
 int hm_cmp_extract(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		   uint32_t line_size, struct hm_cmp_run *out, struct hm_err *err);
+/* The same from consecutive batches of a run (hitmap compare streams each recording):
+ * memory holds per-line and per-field tables, not the run's accesses. As exact as
+ * hm_lines_acc_add, which it uses; one batch of all n is hm_cmp_extract. end fills the
+ * run given to new and frees the state. */
+struct hm_cmp_acc;
+struct hm_cmp_acc *hm_cmp_acc_new(struct hm_arena *a, uint32_t line_size,
+				  struct hm_cmp_run *r);
+int hm_cmp_acc_add(struct hm_cmp_acc *c, const struct hm_access *acc, size_t n,
+		   struct hm_err *err);
+void hm_cmp_acc_end(struct hm_cmp_acc *c);
 /* A user metric: "NAME=VALUE[,NAME=VALUE...]". */
 int hm_cmp_user_parse(struct hm_arena *a, struct hm_cmp_run *r, const char *text,
 		      struct hm_err *err);

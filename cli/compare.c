@@ -10,6 +10,13 @@
 #include "analyzer/load.h"
 #include "cli/cmds.h"
 
+#define HM_COMPARE_BATCH (1 << 18)	/* accesses held at once per run, as report's --batch */
+
+struct run_batch {
+	struct hm_cmp_acc *acc;
+	struct hm_err err;
+};
+
 #define MAX_OPTS 64
 
 struct compare_args {
@@ -196,23 +203,40 @@ static int metric_lists(struct hm_arena *ar, const struct compare_args *a,
 	return 0;
 }
 
+static int on_batch(const struct hm_access *acc, size_t n, void *arg)
+{
+	struct run_batch *b = arg;
+
+	return hm_cmp_acc_add(b->acc, acc, n, &b->err);
+}
+
+/* Each run is streamed (HM_COMPARE_BATCH accesses at a time) into its metrics' tables:
+ * memory does not grow with the run's length (docs/hardening.md). */
 static int load_run(struct hm_arena *ar, const struct compare_args *a, size_t i,
 		    struct hm_cmp_run *r, const char ***notes, size_t *nr_notes,
 		    struct hm_err *err)
 {
 	struct hm_recording rec;
+	struct run_batch b = {0};
 	int rc;
 
 	hm_cmp_run_init(r, a->files[i]);
-	if (hm_recording_load(a->files[i], &a->ro, NULL, NULL, &rec, err))
+	b.acc = hm_cmp_acc_new(ar, a->line_size, r);
+	rc = hm_recording_stream(a->files[i], &a->ro, NULL, NULL, HM_COMPARE_BATCH, on_batch,
+				 &b, &rec, err);
+	hm_cmp_acc_end(b.acc);	/* before rec: the tables point at the resolver's strings */
+	if (rc) {
+		if (b.err.msg[0])
+			*err = b.err;
+		hm_recording_free(&rec);
 		return -1;
+	}
 	if (rec.lost)
 		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %llu samples were lost while "
 			"recording: its counts are low; record with a larger -m or a lower -F",
 			a->files[i], (unsigned long long)rec.lost);
-	rc = hm_cmp_extract(ar, rec.acc, rec.n, a->line_size, r, err);
 	hm_recording_free(&rec);
-	if (!rc && a->suffix[i])
+	if (a->suffix[i])
 		rc = hm_cmp_user_parse(ar, r, a->suffix[i], err);
 	if (!rc)
 		rc = metrics_file(ar, r, a->files[i], err);

@@ -194,8 +194,14 @@ struct hm_whatif {
 	struct hm_wi_totals tb, ta;	/* every line */
 	uint64_t false_after, true_after;	/* shared lines after that hold changed objects */
 	uint64_t stops, starts, stays;
-	const struct hm_access *replayed;	/* malloc'd; hm_whatif_free() */
+	const struct hm_access *replayed;	/* malloc'd; hm_whatif_free(); NULL past
+						 * HM_WI_BATCH accesses */
 };
+
+/* Accesses replayed at once: the run is replayed in batches into per-line tables
+ * (hm_lines_acc_*), so the replay holds one batch, not a copy of the run. As exact as
+ * report's batches (lines.h). */
+#define HM_WI_BATCH (1u << 18)
 
 /* Replays, builds the lines of both sides (window_ns as hm_lines_build) and matches
  * them. PMU recordings: a HITM load keeps its HITM only when its new line is still

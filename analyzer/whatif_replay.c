@@ -76,44 +76,57 @@ static void measure(const struct hm_wi_plan *p, const struct hm_access *acc,
 		o->new_size = o->old_ext;
 }
 
-/* Moves the accesses of one object; flags[i] = 1 for accesses to changed objects. */
-static void place(const struct hm_wi_plan *p, const struct hm_access *acc, const struct oref *r,
-		  size_t lo, size_t hi, uint64_t new_base, const struct obj *o,
-		  struct hm_access *out, uint8_t *flags, struct hm_wi_counts *c)
-{
-	for (size_t k = lo; k < hi; k++) {
-		const struct hm_access *x = &acc[r[k].idx];
-		struct hm_access *y = &out[r[k].idx];
-		uint64_t off = x->field_off, skew = x->s.addr - x->obj_base - x->field_off;
-		const char *absent = NULL;
-		int rc = p->map->map(p->map, x->type, x->field_off, &off, &absent);
+/* An object and where the replay puts it. */
+struct wobj {
+	uint32_t space;
+	uint64_t base, new_base;
+	int changes;
+};
 
-		if (rc == -1) {
-			y->s.addr = 0;
-			c->dropped++;
-			continue;
-		}
-		if (rc)
-			off = x->field_off;
-		y->obj_base = new_base;
-		y->field_off = off;
-		y->s.addr = new_base + off + skew;
-		if (o->changes || rc == 0) {
-			c->affected++;
-			if (flags)
-				flags[r[k].idx] = 1;
-		}
-		c->moved += y->s.addr != x->s.addr;
+static int cmp_wobj(const void *x, const void *y)
+{
+	const struct wobj *a = x, *b = y;
+
+	if (a->space != b->space)
+		return a->space < b->space ? -1 : 1;
+	return a->base < b->base ? -1 : a->base > b->base;
+}
+
+/* Moves one access of object o; *flag = 1 for an access to a changed object. */
+static void place(const struct hm_wi_plan *p, const struct wobj *o, const struct hm_access *x,
+		  struct hm_access *y, uint8_t *flag, struct hm_wi_counts *c)
+{
+	uint64_t off = x->field_off, skew = x->s.addr - x->obj_base - x->field_off;
+	const char *absent = NULL;
+	int rc = p->map->map(p->map, x->type, x->field_off, &off, &absent);
+
+	if (rc == -1) {
+		y->s.addr = 0;
+		c->dropped++;
+		return;
 	}
+	if (rc)
+		off = x->field_off;
+	y->obj_base = o->new_base;
+	y->field_off = off;
+	y->s.addr = o->new_base + off + skew;
+	if (o->changes || rc == 0) {
+		c->affected++;
+		if (flag)
+			*flag = 1;
+	}
+	c->moved += y->s.addr != x->s.addr;
 }
 
 /* Objects keep their base unless their alignment grew (rounded up) or an object before
  * them in the address space grew into them (moved up past it). An object that starts
- * inside the previous one's old extent moves with it. */
-static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size_t n,
-		   struct hm_access *out, uint8_t *flags, struct hm_wi_counts *c)
+ * inside the previous one's old extent moves with it. Returns the objects by (space,
+ * base), *nr of them: what the accesses need to be replayed one batch at a time. */
+static struct wobj *objects(const struct hm_wi_plan *p, const struct hm_access *acc, size_t n,
+			    struct hm_wi_counts *c, size_t *nr)
 {
 	struct oref *r = malloc((n ? n : 1) * sizeof(*r));
+	struct wobj *v;
 	size_t m = 0;
 	uint64_t end = 0, cont_end = 0;
 	int64_t shift = 0;
@@ -121,7 +134,6 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 	if (!r)
 		hm_oom();	/* as the arena does */
 	memset(c, 0, sizeof(*c));
-	memcpy(out, acc, n * sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
 		c->total++;
 		c->with_addr += acc[i].s.addr != 0;
@@ -129,6 +141,15 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 			r[m++] = (struct oref){space_of(&acc[i]), acc[i].obj_base, (uint32_t)i};
 	}
 	hm_sort(r, m, sizeof(*r), cmp_oref);
+	*nr = 0;
+	for (size_t lo = 0, hi; lo < m; lo = hi) {
+		for (hi = lo + 1; hi < m && r[hi].space == r[lo].space && r[hi].base == r[lo].base; hi++)
+			;
+		(*nr)++;
+	}
+	if (!(v = malloc((*nr ? *nr : 1) * sizeof(*v))))
+		hm_oom();
+	*nr = 0;
 	for (size_t lo = 0, hi; lo < m; lo = hi) {
 		struct obj o;
 		uint64_t nb;
@@ -155,15 +176,39 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 			end = nb + o.new_size;
 		c->objects++;
 		c->objects_moved += nb != r[lo].base;
-		place(p, acc, r, lo, hi, nb, &o, out, flags, c);
+		v[(*nr)++] = (struct wobj){r[lo].space, r[lo].base, nb, o.changes};
 	}
 	free(r);
+	return v;
+}
+
+/* acc[0, n) replayed into out; flags[i] = 1 for accesses to changed objects. */
+static void replay_batch(const struct hm_wi_plan *p, const struct wobj *ob, size_t nob,
+			 const struct hm_access *acc, size_t n, struct hm_access *out,
+			 uint8_t *flags, struct hm_wi_counts *c)
+{
+	memcpy(out, acc, n * sizeof(*out));
+	if (flags)
+		memset(flags, 0, n);
+	for (size_t i = 0; i < n; i++) {
+		struct wobj key = {space_of(&acc[i]), acc[i].obj_base, 0, 0};
+		const struct wobj *o;
+
+		if (!acc[i].s.addr || !acc[i].obj_base ||
+		    !(o = bsearch(&key, ob, nob, sizeof(*ob), cmp_wobj)))
+			continue;
+		place(p, o, &acc[i], &out[i], flags ? &flags[i] : NULL, c);
+	}
 }
 
 void hm_whatif_replay(const struct hm_wi_plan *p, const struct hm_access *acc, size_t n,
 		      struct hm_access *out, struct hm_wi_counts *c)
 {
-	replay(p, acc, n, out, NULL, c);
+	size_t nob;
+	struct wobj *ob = objects(p, acc, n, c, &nob);
+
+	replay_batch(p, ob, nob, acc, n, out, NULL, c);
+	free(ob);
 }
 
 /* --- matching lines --- */
@@ -333,36 +378,107 @@ static void totals(const struct hm_lines *l, struct hm_wi_totals *t)
 	}
 }
 
-static void match(struct hm_arena *a, struct hm_whatif *w, const struct hm_access *acc,
-		  const struct hm_access *rep, size_t n, const uint8_t *flags)
+/* --- the replay in batches: per-line tables on both sides and the distinct (line before,
+ * line after) pairs, never a second copy of the run --- */
+
+/* A line before and a line after that one access links; flag: to a changed object. */
+struct lpair {
+	uint64_t b, a;			/* line addresses */
+	uint32_t space_b, space_a;	/* their address spaces (hm_lines_space) */
+	uint8_t used, flag;
+};
+
+struct lpairs {
+	struct lpair *v;
+	size_t cap, nr;
+};
+
+static size_t lp_slot(const struct lpairs *t, const struct lpair *k)
 {
-	uint32_t L = w->before.line_size;
+	uint64_t h = (k->b * 0x9e3779b97f4a7c15ull) ^ (k->a * 0xc2b2ae3d27d4eb4full) ^
+		     ((uint64_t)k->space_b << 32 | k->space_a);
+	size_t j;
+
+	h ^= h >> 29;
+	for (j = h & (t->cap - 1); t->v[j].used; j = (j + 1) & (t->cap - 1))
+		if (t->v[j].b == k->b && t->v[j].a == k->a && t->v[j].space_b == k->space_b &&
+		    t->v[j].space_a == k->space_a)
+			break;
+	return j;
+}
+
+static void lp_add(struct lpairs *t, const struct lpair *k)
+{
+	size_t j;
+
+	if (2 * (t->nr + 1) > t->cap) {
+		struct lpairs g = {calloc(t->cap ? 2 * t->cap : 1024, sizeof(*t->v)),
+				   t->cap ? 2 * t->cap : 1024, 0};
+
+		if (!g.v)
+			hm_oom();
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->v[i].used)
+				g.v[lp_slot(&g, &t->v[i])] = t->v[i];
+		g.nr = t->nr;
+		free(t->v);
+		*t = g;
+	}
+	j = lp_slot(t, k);
+	if (!t->v[j].used) {
+		t->v[j] = *k;
+		t->v[j].used = 1;
+		t->nr++;
+	}
+	t->v[j].flag |= k->flag;
+}
+
+static void link_batch(struct lpairs *t, const struct hm_access *acc,
+		       const struct hm_access *rep, const uint8_t *flags, size_t n, uint32_t L)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct lpair k = {acc[i].s.addr & ~(uint64_t)(L - 1),
+				  rep[i].s.addr & ~(uint64_t)(L - 1), space_of(&acc[i]),
+				  space_of(&rep[i]), 0, flags[i]};
+
+		if (acc[i].s.addr && rep[i].s.addr)
+			lp_add(t, &k);
+	}
+}
+
+static uint32_t find_line(const struct lref *v, size_t nr, uint32_t space, uint64_t addr)
+{
+	struct lref key = {space, addr, 0};
+	const struct lref *f = bsearch(&key, v, nr, sizeof(*v), cmp_lref);
+
+	return f ? f->idx : UINT32_MAX;
+}
+
+static void match(struct hm_arena *a, struct hm_whatif *w, const struct lpairs *t)
+{
 	struct lref *ib = index_lines(&w->before), *ia = index_lines(&w->after);
-	struct link *l = malloc((n ? n : 1) * sizeof(*l));
+	struct link *l = malloc((t->nr ? t->nr : 1) * sizeof(*l));
 	uint8_t *aff_b = hm_arena_alloc(a, w->before.nr + 1);
 	uint8_t *aff_a = hm_arena_alloc(a, w->after.nr + 1);
-	size_t nl = 0, k = 0;
+	size_t nl = 0;
 
 	if (!l)
 		hm_oom();
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < t->cap; i++) {
+		const struct lpair *p = &t->v[i];
 		uint32_t b, af;
 
-		if (!acc[i].s.addr || !rep[i].s.addr)
+		if (!p->used)
 			continue;
-		b = line_of(ib, w->before.nr, &acc[i], L);
-		af = line_of(ia, w->after.nr, &rep[i], L);
+		b = find_line(ib, w->before.nr, p->space_b, p->b);
+		af = find_line(ia, w->after.nr, p->space_a, p->a);
 		if (b == UINT32_MAX || af == UINT32_MAX)
 			continue;
-		aff_b[b] |= flags[i];
-		aff_a[af] |= flags[i];
+		aff_b[b] |= p->flag;
+		aff_a[af] |= p->flag;
 		l[nl++] = (struct link){b, af};
 	}
-	hm_sort(l, nl, sizeof(*l), cmp_ba);
-	for (size_t i = 0; i < nl; i++)
-		if (!i || cmp_ba(&l[i], &l[i - 1]))
-			l[k++] = l[i];
-	changes(a, w, l, k, aff_b, aff_a);
+	changes(a, w, l, nl, aff_b, aff_a);
 	hm_sort(w->changes, w->nr_changes, sizeof(*w->changes), cmp_change);
 	for (size_t i = 0; i < w->after.nr; i++) {
 		if (!aff_a[i] || !shared(&w->after.lines[i]))
@@ -377,9 +493,9 @@ static void match(struct hm_arena *a, struct hm_whatif *w, const struct hm_acces
 
 /* A PMU load that hit a modified line in another cache keeps that HITM only when its new
  * line is still shared: otherwise another core no longer writes that line. */
-static int drop_hitm(struct hm_access *rep, size_t n, const struct hm_lines *after)
+static int drop_hitm(struct hm_access *rep, size_t n, const struct hm_lines *after,
+		     const struct lref *ia)
 {
-	struct lref *ia = index_lines(after);
 	const uint64_t hitm = (uint64_t)PERF_MEM_SNOOP_HITM << PERF_MEM_SNOOP_SHIFT;
 	const uint64_t hit = (uint64_t)PERF_MEM_SNOOP_HIT << PERF_MEM_SNOOP_SHIFT;
 	int changed = 0;
@@ -395,42 +511,108 @@ static int drop_hitm(struct hm_access *rep, size_t n, const struct hm_lines *aft
 			changed = 1;
 		}
 	}
-	free(ia);
 	return changed;
+}
+
+struct wrun {
+	struct hm_arena *a;
+	const struct hm_wi_plan *plan;
+	const struct hm_access *acc;
+	size_t n, batch;
+	uint64_t window_ns;
+	struct wobj *ob;
+	size_t nob;
+	struct hm_access *rep;
+	uint8_t *flags;
+};
+
+/* One pass over the run: before (when bl), after (al), pairs (t), HITMs dropped against
+ * the after side ia (when given). 1 when some HITM was dropped. */
+static int pass(struct wrun *r, struct hm_lines_acc *bl, struct hm_lines_acc *al,
+		struct lpairs *t, const struct hm_lines *after, const struct lref *ia,
+		struct hm_wi_counts *c, struct hm_err *err)
+{
+	uint32_t L = r->plan->line_size;
+	int dropped = 0;
+
+	for (size_t off = 0; off < r->n; off += r->batch) {
+		size_t k = r->n - off < r->batch ? r->n - off : r->batch;
+		const struct hm_access *x = r->acc + off;
+
+		replay_batch(r->plan, r->ob, r->nob, x, k, r->rep, r->flags, c);
+		if (ia)
+			dropped |= drop_hitm(r->rep, k, after, ia);
+		if (t)
+			link_batch(t, x, r->rep, r->flags, k, L);
+		if ((bl && hm_lines_acc_add(bl, x, k, err)) || hm_lines_acc_add(al, r->rep, k, err))
+			return -1;
+	}
+	return dropped;
+}
+
+static int run_lines(struct wrun *r, struct hm_whatif *out, struct lpairs *t,
+		     struct hm_err *err)
+{
+	uint32_t L = r->plan->line_size;
+	struct hm_lines_acc *bl = hm_lines_acc_new(r->a, L, r->window_ns);
+	struct hm_lines_acc *al = hm_lines_acc_new(r->a, L, r->window_ns);
+	struct hm_wi_counts scratch = {0};
+	struct hm_lines after2;
+	struct lref *ia;
+	int rc;
+
+	rc = pass(r, bl, al, t, NULL, NULL, &out->counts, err);
+	hm_lines_acc_end(bl, &out->before);
+	hm_lines_acc_end(al, &out->after);
+	if (rc < 0 || out->before.source != HM_SRC_PMU)
+		return rc < 0 ? -1 : 0;
+	/* PMU: the after side again with the HITMs its own lines no longer explain */
+	ia = index_lines(&out->after);
+	al = hm_lines_acc_new(r->a, L, r->window_ns);
+	rc = pass(r, NULL, al, NULL, &out->after, ia, &scratch, err);
+	hm_lines_acc_end(al, &after2);
+	free(ia);
+	if (rc > 0)
+		out->after = after2;
+	return rc < 0 ? -1 : 0;
 }
 
 int hm_whatif_run(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		  const struct hm_wi_plan *plan, uint64_t window_ns, struct hm_whatif *out,
 		  struct hm_err *err)
 {
-	struct hm_access *rep = malloc((n ? n : 1) * sizeof(*rep));
-	uint8_t *flags = calloc(n ? n : 1, 1);
-	uint32_t L = plan->line_size;
+	struct wrun r = {a, plan, acc, n, n < HM_WI_BATCH ? (n ? n : 1) : HM_WI_BATCH,
+			 window_ns, NULL, 0, NULL, NULL};
+	struct lpairs t = {0};
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->plan = plan;
-	if (!rep || !flags) {
-		free(rep);
-		free(flags);
+	r.rep = malloc(r.batch * sizeof(*r.rep));
+	r.flags = malloc(r.batch);
+	if (!r.rep || !r.flags) {
+		free(r.rep);
+		free(r.flags);
 		return hm_err_set(err, HM_EXIT_ENV, "out of memory replaying %zu accesses: %s", n,
 				  strerror(ENOMEM));
 	}
-	out->replayed = rep;
-	replay(plan, acc, n, rep, flags, &out->counts);
-	if (hm_lines_build(a, acc, n, L, window_ns, &out->before, err) ||
-	    hm_lines_build(a, rep, n, L, window_ns, &out->after, err)) {
-		free(flags);
+	r.ob = objects(plan, acc, n, &out->counts, &r.nob);
+	rc = run_lines(&r, out, &t, err);
+	free(r.ob);
+	free(r.flags);
+	if (rc) {
+		free(r.rep);
+		free(t.v);
 		return -1;
 	}
-	if (out->before.source == HM_SRC_PMU && drop_hitm(rep, n, &out->after) &&
-	    hm_lines_build(a, rep, n, L, window_ns, &out->after, err)) {
-		free(flags);
-		return -1;
-	}
-	match(a, out, acc, rep, n, flags);
+	match(a, out, &t);
 	totals(&out->before, &out->tb);
 	totals(&out->after, &out->ta);
-	free(flags);
+	free(t.v);
+	if (n <= r.batch)
+		out->replayed = r.rep;	/* one batch: the whole replay, as tests read it */
+	else
+		free(r.rep);
 	return 0;
 }
 

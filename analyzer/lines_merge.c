@@ -433,6 +433,8 @@ void hm_lines_acc_end(struct hm_lines_acc *m, struct hm_lines *out)
 	struct hm_lines *l = &m->l;
 	struct hm_line *lines;
 
+	if (m->max_lines && l->nr > m->max_lines)
+		hm_lines_acc_prune(m);	/* the last batches' quarter over the limit */
 	hm_arena_adopt(m->a, &m->own);
 	free(m->slots);
 	m->slots = NULL;

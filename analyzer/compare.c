@@ -162,6 +162,7 @@ struct hm_cmp_acc *hm_cmp_acc_new(struct hm_arena *a, uint32_t line_size, struct
 	c->r = r;
 	hm_arena_init(&c->tmp);
 	c->lines = hm_lines_acc_new(&c->tmp, line_size, 0);
+	hm_lines_acc_set_max(c->lines, HM_CMP_MAX_LINES);
 	hm_hash_init(&c->lat_idx);
 	c->lat_tail = &c->lat;
 	c->t0 = UINT64_MAX;
@@ -217,6 +218,8 @@ void hm_cmp_acc_end(struct hm_cmp_acc *c)
 	hm_lines_acc_end(c->lines, &l);
 	r->samples = c->n;
 	r->source = l.source;
+	r->dropped_lines = l.dropped_lines;
+	r->dropped_samples = l.dropped_records;
 	run_val(a, r, "samples", HM_CMP_RUN, "", 1)->v = (double)c->n;
 	if (c->t1 > c->t0)
 		run_val(a, r, "elapsed seconds", HM_CMP_RUN, "s", 0)->v =

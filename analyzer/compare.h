@@ -22,6 +22,8 @@
 #define HM_CMP_PER 1000.0		/* field and type counts are per this many samples */
 #define HM_CMP_HOT 10.0			/* a field with this many samples per 1000 (1%) on
 					 * either side, or any contention, is hot */
+#define HM_CMP_MAX_LINES 500000	/* distinct lines per run, as report's --max-lines:
+					 * past it the least contended go (and are noted) */
 #define HM_CMP_MIN_EVENTS 5.0		/* a field or type count below this many events per
 					 * run on both sides is too rare to call significant:
 					 * one stray sample per run is not a change */
@@ -55,6 +57,8 @@ struct hm_cmp_run {
 	struct hm_hash idx;		/* name -> index + 1 */
 	uint64_t samples;
 	enum hm_source source;		/* whose measure "contention" is */
+	uint64_t dropped_lines;		/* past HM_CMP_MAX_LINES: lines not counted, */
+	uint64_t dropped_samples;	/* and the samples on them */
 };
 
 /* The main executable of a recording: the file the workload exec'd, with the build-id

@@ -235,6 +235,11 @@ static int load_run(struct hm_arena *ar, const struct compare_args *a, size_t i,
 		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %llu samples were lost while "
 			"recording: its counts are low; record with a larger -m or a lower -F",
 			a->files[i], (unsigned long long)rec.lost);
+	if (r->dropped_lines)
+		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %llu of its distinct lines "
+			"dropped past %d, the least contended, with %llu samples: the fields on "
+			"them are not counted", a->files[i], (unsigned long long)r->dropped_lines,
+			HM_CMP_MAX_LINES, (unsigned long long)r->dropped_samples);
 	hm_recording_free(&rec);
 	if (a->suffix[i])
 		rc = hm_cmp_user_parse(ar, r, a->suffix[i], err);
@@ -320,7 +325,7 @@ static int run_compare(struct hm_arena *ar, const struct compare_args *a, struct
 	size_t n = a->na + a->nb, nr_notes = 0;
 	struct hm_cmp_ident *ids = hm_arena_alloc(ar, n * sizeof(*ids));
 	struct hm_cmp_run *runs = calloc(n, sizeof(*runs));
-	const char **notes = hm_arena_alloc(ar, (n + 8) * sizeof(*notes));
+	const char **notes = hm_arena_alloc(ar, (2 * n + 8) * sizeof(*notes));
 	struct hm_cmp cmp;
 	struct hm_cmp_layout lay;
 	struct hm_cmp_view v = {0};

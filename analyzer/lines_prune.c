@@ -81,6 +81,10 @@ static void *dup1(struct hm_arena *a, const void *p, size_t size)
 	return p ? memcpy(hm_arena_alloc(a, size), p, size) : NULL;
 }
 
+/* Every pointer a merged line or row holds into the merge's arena must be copied here
+ * (a new one added to struct hm_line or hm_lfield in lines_merge.c too): the old arena
+ * is freed after the prune. Strings of the resolver (named fields, objects, sites) are
+ * not the arena's. tests/unit/test_lines_prune.c under ASan catches one left behind. */
 static void copy_line(struct hm_arena *a, struct hm_line *ln)
 {
 	ln->c2c = dup1(a, ln->c2c, sizeof(*ln->c2c));

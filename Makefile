@@ -21,7 +21,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 LIB       := $(BUILD)/libhitmap.a
 BIN       ?= hitmap
 
-.PHONY: all deps check test asan asan-test demo bench bench-tools install clean fmt examples print-libs
+.PHONY: all deps check test asan asan-test demo bench bench-mem bench-tools install clean fmt examples print-libs
 
 all: $(BIN)
 
@@ -93,7 +93,7 @@ demo: deps
 	@examples/demo.sh ./$(BIN)
 
 # Benchmark tools (bench/README.md), linked against the library like the unit tests.
-BENCH_BINS := $(BUILD)/bench/perfgrow $(BUILD)/bench/symbench
+BENCH_BINS := $(BUILD)/bench/perfgrow $(BUILD)/bench/symbench $(BUILD)/bench/memgen
 bench-tools: $(BENCH_BINS)
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
@@ -104,6 +104,11 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 
 bench: deps all examples $(BENCH_BINS)
 	@bench/run.sh ./$(BIN)
+	@bench/mem.sh ./$(BIN)
+
+# Peak memory of report, compare and whatif alone (bench/README.md, bench/mem.sh).
+bench-mem: all $(BENCH_BINS)
+	@bench/mem.sh ./$(BIN)
 
 # libFuzzer targets (tests/fuzz/README.md): built with clang into build-fuzz/, apart from
 # build/ and build-asan/; each runs FUZZ_SECONDS on seeds that tests/fuzz/seeds.sh makes

@@ -131,82 +131,125 @@ static void line_fields(struct hm_arena *a, struct hm_cmp_run *r, const struct h
 	}
 }
 
-/* PEBS weight is 0 for stores on Intel and for loads it did not time: average only the
- * loads that carry a latency. */
-static void field_latency(struct hm_arena *a, struct hm_arena *tmp, struct hm_cmp_run *r,
-			  const struct hm_access *acc, size_t n)
+/* --- streaming: a run's accesses in batches, held as per-line and per-field tables, so
+ * memory grows with the distinct lines and fields, not with the run's length --- */
+
+/* One field's PMU load latencies. */
+struct lat_sum {
+	const char *field;
+	double sum;			/* integer weights: exact below 2^53 */
+	uint64_t n;
+	struct lat_sum *next;		/* first seen first, the order of the metrics */
+};
+
+struct hm_cmp_acc {
+	struct hm_arena *a;
+	struct hm_arena tmp;		/* latencies; the lines' tables are the lines' */
+	struct hm_cmp_run *r;
+	struct hm_lines_acc *lines;
+	struct hm_hash lat_idx;		/* field -> struct lat_sum */
+	struct lat_sum *lat, **lat_tail;
+	uint64_t n, t0, t1;
+};
+
+struct hm_cmp_acc *hm_cmp_acc_new(struct hm_arena *a, uint32_t line_size, struct hm_cmp_run *r)
 {
-	struct hm_hash cnt;
+	struct hm_cmp_acc *c = calloc(1, sizeof(*c));
 
-	hm_hash_init(&cnt);
-	for (size_t i = 0; i < n; i++) {
-		const struct hm_access *x = &acc[i];
-		struct hm_cmp_val *v;
-		uint64_t *c;
-
-		if (x->s.source != HM_SRC_PMU || x->s.op != HM_OP_LOAD || !x->s.weight || !x->field)
-			continue;
-		v = field_val(a, r, x->field, "load latency", "cycles");
-		v->count = 0;
-		v->v += x->s.weight;
-		if (!(c = hm_hash_get(&cnt, v->name))) {
-			c = hm_arena_alloc(tmp, sizeof(*c));
-			hm_hash_put(&cnt, v->name, c);
-		}
-		(*c)++;
-	}
-	for (size_t i = 0; i < r->n; i++) {
-		uint64_t *c = hm_hash_get(&cnt, r->v[i].name);
-
-		if (c)
-			r->v[i].v /= (double)*c;
-	}
-	hm_hash_free(&cnt);
+	if (!c)
+		hm_oom();	/* as the arena does */
+	c->a = a;
+	c->r = r;
+	hm_arena_init(&c->tmp);
+	c->lines = hm_lines_acc_new(&c->tmp, line_size, 0);
+	hm_lines_acc_set_max(c->lines, HM_CMP_MAX_LINES);
+	hm_hash_init(&c->lat_idx);
+	c->lat_tail = &c->lat;
+	c->t0 = UINT64_MAX;
+	return c;
 }
 
-static void run_totals(struct hm_arena *a, struct hm_cmp_run *r, const struct hm_access *acc,
-		       size_t n)
+/* PEBS weight is 0 for stores on Intel and for loads it did not time: average only the
+ * loads that carry a latency. */
+static void add_latency(struct hm_cmp_acc *c, const struct hm_access *x)
 {
-	uint64_t t0 = UINT64_MAX, t1 = 0;
+	struct lat_sum *l;
 
-	run_val(a, r, "samples", HM_CMP_RUN, "", 1)->v = (double)n;
-	for (size_t i = 0; i < n; i++) {
-		if (!acc[i].s.time)
-			continue;
-		t0 = acc[i].s.time < t0 ? acc[i].s.time : t0;
-		t1 = acc[i].s.time > t1 ? acc[i].s.time : t1;
+	if (x->s.source != HM_SRC_PMU || x->s.op != HM_OP_LOAD || !x->s.weight || !x->field)
+		return;
+	if (!(l = hm_hash_get(&c->lat_idx, x->field))) {
+		l = hm_arena_alloc(&c->tmp, sizeof(*l));
+		l->field = hm_arena_strdup(&c->tmp, x->field);
+		hm_hash_put(&c->lat_idx, l->field, l);
+		*c->lat_tail = l;
+		c->lat_tail = &l->next;
 	}
-	if (t1 > t0)
-		run_val(a, r, "elapsed seconds", HM_CMP_RUN, "s", 0)->v = (double)(t1 - t0) / 1e9;
+	l->sum += (double)x->s.weight;
+	l->n++;
+}
+
+int hm_cmp_acc_add(struct hm_cmp_acc *c, const struct hm_access *acc, size_t n,
+		   struct hm_err *err)
+{
+	if (hm_lines_acc_add(c->lines, acc, n, err))
+		return -1;
+	c->n += n;
+	for (size_t i = 0; i < n; i++) {
+		const struct hm_access *x = &acc[i];
+
+		if (x->s.time) {
+			c->t0 = x->s.time < c->t0 ? x->s.time : c->t0;
+			c->t1 = x->s.time > c->t1 ? x->s.time : c->t1;
+		}
+		add_latency(c, x);
+	}
+	return 0;
+}
+
+void hm_cmp_acc_end(struct hm_cmp_acc *c)
+{
+	struct hm_cmp_run *r = c->r;
+	struct hm_arena *a = c->a;
+	struct hm_lines l;
+	const char **types;
+	double scale = c->n ? HM_CMP_PER / (double)c->n : 0;
+	uint32_t most = 0;
+
+	hm_lines_acc_end(c->lines, &l);
+	r->samples = c->n;
+	r->source = l.source;
+	r->dropped_lines = l.dropped_lines;
+	r->dropped_samples = l.dropped_records;
+	run_val(a, r, "samples", HM_CMP_RUN, "", 1)->v = (double)c->n;
+	if (c->t1 > c->t0)
+		run_val(a, r, "elapsed seconds", HM_CMP_RUN, "s", 0)->v =
+			(double)(c->t1 - c->t0) / 1e9;
+	for (size_t i = 0; i < l.nr; i++)
+		most = l.lines[i].nr_fields > most ? l.lines[i].nr_fields : most;
+	types = hm_arena_alloc(&c->tmp, (most + 1) * sizeof(*types));
+	for (size_t i = 0; i < l.nr; i++) {
+		line_fields(a, r, &l.lines[i], scale);
+		line_types(a, r, &l.lines[i], types, scale);
+	}
+	for (const struct lat_sum *s = c->lat; s; s = s->next) {
+		struct hm_cmp_val *v = field_val(a, r, s->field, "load latency", "cycles");
+
+		v->count = 0;
+		v->v = (v->v + s->sum) / (double)s->n;
+	}
+	hm_hash_free(&c->lat_idx);
+	hm_arena_free(&c->tmp);
+	free(c);
 }
 
 int hm_cmp_extract(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		   uint32_t line_size, struct hm_cmp_run *r, struct hm_err *err)
 {
-	struct hm_arena tmp;
-	struct hm_lines l;
-	const char **types = NULL;
-	double scale = n ? HM_CMP_PER / (double)n : 0;
-	uint32_t most = 0;
+	struct hm_cmp_acc *c = hm_cmp_acc_new(a, line_size, r);
+	int rc = hm_cmp_acc_add(c, acc, n, err);
 
-	hm_arena_init(&tmp);
-	if (hm_lines_build(&tmp, acc, n, line_size, 0, &l, err)) {
-		hm_arena_free(&tmp);
-		return -1;
-	}
-	r->samples = n;
-	r->source = l.source;
-	run_totals(a, r, acc, n);
-	for (size_t i = 0; i < l.nr; i++)
-		most = l.lines[i].nr_fields > most ? l.lines[i].nr_fields : most;
-	types = hm_arena_alloc(&tmp, (most + 1) * sizeof(*types));
-	for (size_t i = 0; i < l.nr; i++) {
-		line_fields(a, r, &l.lines[i], scale);
-		line_types(a, r, &l.lines[i], types, scale);
-	}
-	field_latency(a, &tmp, r, acc, n);
-	hm_arena_free(&tmp);
-	return 0;
+	hm_cmp_acc_end(c);	/* on failure too: it frees c */
+	return rc;
 }
 
 /* --- user metrics --- */

@@ -22,6 +22,8 @@
 #define HM_CMP_PER 1000.0		/* field and type counts are per this many samples */
 #define HM_CMP_HOT 10.0			/* a field with this many samples per 1000 (1%) on
 					 * either side, or any contention, is hot */
+#define HM_CMP_MAX_LINES 500000	/* distinct lines per run, as report's --max-lines:
+					 * past it the least contended go (and are noted) */
 #define HM_CMP_MIN_EVENTS 5.0		/* a field or type count below this many events per
 					 * run on both sides is too rare to call significant:
 					 * one stray sample per run is not a change */
@@ -55,6 +57,8 @@ struct hm_cmp_run {
 	struct hm_hash idx;		/* name -> index + 1 */
 	uint64_t samples;
 	enum hm_source source;		/* whose measure "contention" is */
+	uint64_t dropped_lines;		/* past HM_CMP_MAX_LINES: lines not counted, */
+	uint64_t dropped_samples;	/* and the samples on them */
 };
 
 /* The main executable of a recording: the file the workload exec'd, with the build-id
@@ -113,6 +117,16 @@ void hm_cmp_run_free(struct hm_cmp_run *r);
  * compare. Strings are copied into a. */
 int hm_cmp_extract(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		   uint32_t line_size, struct hm_cmp_run *out, struct hm_err *err);
+/* The same from consecutive batches of a run (hitmap compare streams each recording):
+ * memory holds per-line and per-field tables, not the run's accesses. As exact as
+ * hm_lines_acc_add, which it uses; one batch of all n is hm_cmp_extract. end fills the
+ * run given to new and frees the state. */
+struct hm_cmp_acc;
+struct hm_cmp_acc *hm_cmp_acc_new(struct hm_arena *a, uint32_t line_size,
+				  struct hm_cmp_run *r);
+int hm_cmp_acc_add(struct hm_cmp_acc *c, const struct hm_access *acc, size_t n,
+		   struct hm_err *err);
+void hm_cmp_acc_end(struct hm_cmp_acc *c);
 /* A user metric: "NAME=VALUE[,NAME=VALUE...]". */
 int hm_cmp_user_parse(struct hm_arena *a, struct hm_cmp_run *r, const char *text,
 		      struct hm_err *err);

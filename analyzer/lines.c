@@ -181,8 +181,8 @@ static int cmp_lkey(const void *x, const void *y)
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
-static uint64_t measure(enum hm_source src, const struct hm_c2c_stats *c2c, uint64_t conflicts,
-			uint64_t transfers)
+uint64_t hm_lines_measure(enum hm_source src, const struct hm_c2c_stats *c2c,
+			  uint64_t conflicts, uint64_t transfers)
 {
 	if (src == HM_SRC_PMU)
 		return c2c ? hm_c2c_hitm(c2c) : 0;
@@ -195,11 +195,11 @@ void hm_lines_set_source(struct hm_lines *l, enum hm_source src)
 	for (size_t i = 0; i < l->nr; i++) {
 		struct hm_line *ln = &l->lines[i];
 
-		ln->contention = measure(src, ln->c2c, ln->conflicts, ln->transfers);
+		ln->contention = hm_lines_measure(src, ln->c2c, ln->conflicts, ln->transfers);
 		for (uint32_t j = 0; j < ln->nr_fields; j++) {
 			struct hm_lfield *f = &ln->fields[j];
 
-			f->contention = measure(src, f->c2c, f->conflicts, f->transfers);
+			f->contention = hm_lines_measure(src, f->c2c, f->conflicts, f->transfers);
 		}
 	}
 }
@@ -209,9 +209,8 @@ void hm_lines_set_source(struct hm_lines *l, enum hm_source src)
 void hm_lines_rank(struct hm_lines *l)
 {
 	struct lkey *keys = malloc((l->nr ? l->nr : 1) * sizeof(*keys));
-	struct hm_line *tmp = malloc((l->nr ? l->nr : 1) * sizeof(*tmp));
 
-	if (!keys || !tmp)
+	if (!keys)
 		hm_oom();	/* as the arena does */
 	for (size_t i = 0; i < l->nr; i++) {
 		const struct hm_line *ln = &l->lines[i];
@@ -220,10 +219,25 @@ void hm_lines_rank(struct hm_lines *l)
 					 (uint32_t)i, hm_verdict_shared(ln->verdict) };
 	}
 	hm_sort(keys, l->nr, sizeof(*keys), cmp_lkey);
-	for (size_t i = 0; i < l->nr; i++)
-		tmp[i] = l->lines[keys[i].idx];
-	memcpy(l->lines, tmp, l->nr * sizeof(*tmp));
-	free(tmp);
+	/* Line i takes line keys[i].idx, one cycle of the permutation at a time: no second
+	 * array of lines, which at millions of lines would be the peak of the run. */
+	for (size_t i = 0; i < l->nr; i++) {
+		struct hm_line tmp;
+		size_t j = i;
+
+		if (keys[i].idx == UINT32_MAX)
+			continue;
+		tmp = l->lines[i];
+		while (keys[j].idx != i) {
+			size_t k = keys[j].idx;
+
+			l->lines[j] = l->lines[k];
+			keys[j].idx = UINT32_MAX;
+			j = k;
+		}
+		l->lines[j] = tmp;
+		keys[j].idx = UINT32_MAX;
+	}
 	free(keys);
 }
 

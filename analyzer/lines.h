@@ -180,6 +180,10 @@ struct hm_lines {
 	struct hm_c2c_stats c2c;	/* every PMU access: perf c2c's Trace Event Information */
 	struct hm_count *threads;	/* every access, by records */
 	size_t nr_threads;
+	/* hm_lines_acc_set_max: lines dropped to stay within max_lines (0: no limit), and
+	 * the accesses on them (counted in total, with_addr, threads; in no line). */
+	size_t max_lines;
+	uint64_t dropped_lines, dropped_records;
 };
 
 /* Groups accesses by cache line (line_size 64 or 128; window_ns 0 takes
@@ -201,6 +205,12 @@ struct hm_lines_acc *hm_lines_acc_new(struct hm_arena *a, uint32_t line_size,
 				      uint64_t window_ns);
 int hm_lines_acc_add(struct hm_lines_acc *m, const struct hm_access *acc, size_t n,
 		     struct hm_err *err);
+/* At most max_lines lines (0: no limit, the default). Past it, the lines with the least
+ * contention so far (then: used by one thread, fewest accesses, highest address) are
+ * dropped, a quarter of max_lines at a time, and stay dropped: what later batches put on
+ * them is counted in dropped_records. A kept line is exact; a line that would have
+ * risen to the top only after it was dropped is lost. Below the limit nothing changes. */
+void hm_lines_acc_set_max(struct hm_lines_acc *m, size_t max_lines);
 /* Fills out (its arrays live in a) and frees m. */
 void hm_lines_acc_end(struct hm_lines_acc *m, struct hm_lines *out);
 /* Sets whose measure is `contention` (a recording with timer and watch samples); the

@@ -59,5 +59,41 @@ int hm_lines_build_batch(struct hm_arena *a, const struct hm_access *acc, size_t
 			 struct hm_lines *out, struct hm_err *err);
 /* The source with the most accesses (ties: pmu, watch, timer). */
 enum hm_source hm_lines_majority(const struct hm_lines *l);
+/* A line's or row's contention under source src: HITM loads, transfers or conflicts. */
+uint64_t hm_lines_measure(enum hm_source src, const struct hm_c2c_stats *c2c,
+			  uint64_t conflicts, uint64_t transfers);
+
+/* lines_merge.c and lines_prune.c: the merge state of hm_lines_acc_*. */
+struct mslot {
+	uint64_t addr;
+	uint32_t pid, id1;		/* line index + 1; 0: empty */
+};
+
+struct hm_lines_acc {
+	struct hm_arena *a;		/* the caller's: the result, the run's threads */
+	struct hm_arena own;		/* the lines' tables: replaced when lines are
+					 * dropped, adopted by a at the end */
+	uint32_t line_size;
+	uint64_t window_ns;
+	struct hm_lines l;		/* lines: malloc'd while merging */
+	size_t cap_lines;
+	struct mslot *slots;		/* (pid, addr) -> line */
+	size_t cap_slots;
+	uint32_t *map;			/* batch row -> merged row, one line at a time */
+	size_t cap_map;
+	int have_cpu;
+	size_t max_lines;		/* 0: no limit */
+	uint64_t *gone;			/* fingerprints of dropped lines, open addressing */
+	size_t cap_gone, nr_gone;
+};
+
+/* The smallest power of two >= n (1 for 0): the capacity of an array that grows. */
+size_t hm_lines_pow2cap(size_t n);
+uint64_t hm_lines_mix(uint64_t pid, uint64_t addr);
+/* (pid, addr) -> line index again, after the lines array changed. */
+void hm_lines_acc_reindex(struct hm_lines_acc *m);
+/* lines_prune.c: whether a line was dropped; drops all but the top max_lines. */
+int hm_lines_acc_gone(const struct hm_lines_acc *m, uint32_t pid, uint64_t addr);
+void hm_lines_acc_prune(struct hm_lines_acc *m);
 
 #endif

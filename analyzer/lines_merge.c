@@ -11,27 +11,11 @@
 #include "core/sort.h"
 #include "core/oom.h"
 
-struct mslot {
-	uint64_t addr;
-	uint32_t pid, id1;		/* line index + 1; 0: empty */
-};
-
-struct hm_lines_acc {
-	struct hm_arena *a;
-	uint32_t line_size;
-	uint64_t window_ns;
-	struct hm_lines l;		/* lines: malloc'd while merging */
-	size_t cap_lines;
-	struct mslot *slots;		/* (pid, addr) -> line */
-	size_t cap_slots;
-	uint32_t *map;			/* batch row -> merged row, one line at a time */
-	size_t cap_map;
-	int have_cpu;
-};
-
-static size_t pow2cap(size_t n)
+/* Arrays start with room for one: most lines have one or two rows, threads and CPUs,
+ * and four of each was most of a line's memory (docs/report.md, Memory). */
+size_t hm_lines_pow2cap(size_t n)
 {
-	size_t c = 4;
+	size_t c = 1;
 
 	while (c < n)
 		c <<= 1;
@@ -43,15 +27,15 @@ static void *grow(struct hm_arena *a, void *p, size_t n, size_t add, size_t size
 {
 	void *q;
 
-	if (p && n + add <= pow2cap(n))
+	if (p && n + add <= hm_lines_pow2cap(n))
 		return p;
-	q = hm_arena_alloc(a, pow2cap(n + add) * size);
+	q = hm_arena_alloc(a, hm_lines_pow2cap(n + add) * size);
 	if (n)
 		memcpy(q, p, n * size);
 	return q;
 }
 
-static uint64_t mix(uint64_t pid, uint64_t addr)
+uint64_t hm_lines_mix(uint64_t pid, uint64_t addr)
 {
 	uint64_t h = (addr ^ (pid << 47)) * 0x9e3779b97f4a7c15ull;
 
@@ -70,7 +54,14 @@ struct hm_lines_acc *hm_lines_acc_new(struct hm_arena *a, uint32_t line_size,
 	m->window_ns = window_ns ? window_ns : HM_LINES_WINDOW_NS;
 	m->l.line_size = line_size;
 	m->l.window_ns = m->window_ns;
+	hm_arena_init(&m->own);
 	return m;
+}
+
+void hm_lines_acc_set_max(struct hm_lines_acc *m, size_t max_lines)
+{
+	m->max_lines = max_lines;
+	m->l.max_lines = max_lines;
 }
 
 static void slots_grow(struct hm_lines_acc *m)
@@ -86,12 +77,33 @@ static void slots_grow(struct hm_lines_acc *m)
 
 		if (!old[i].id1)
 			continue;
-		for (j = mix(old[i].pid, old[i].addr) & (m->cap_slots - 1); m->slots[j].id1;
+		for (j = hm_lines_mix(old[i].pid, old[i].addr) & (m->cap_slots - 1); m->slots[j].id1;
 		     j = (j + 1) & (m->cap_slots - 1))
 			;
 		m->slots[j] = old[i];
 	}
 	free(old);
+}
+
+void hm_lines_acc_reindex(struct hm_lines_acc *m)
+{
+	size_t cap = 1024;
+
+	while (cap < 2 * (m->l.nr + 1))
+		cap <<= 1;
+	free(m->slots);
+	if (!(m->slots = calloc(cap, sizeof(*m->slots))))
+		hm_oom();
+	m->cap_slots = cap;
+	for (size_t i = 0; i < m->l.nr; i++) {
+		const struct hm_line *ln = &m->l.lines[i];
+		size_t j;
+
+		for (j = hm_lines_mix(ln->pid, ln->addr) & (cap - 1); m->slots[j].id1;
+		     j = (j + 1) & (cap - 1))
+			;
+		m->slots[j] = (struct mslot){ ln->addr, ln->pid, (uint32_t)(i + 1) };
+	}
 }
 
 static struct hm_line *line_get(struct hm_lines_acc *m, uint32_t pid, uint64_t addr)
@@ -100,7 +112,7 @@ static struct hm_line *line_get(struct hm_lines_acc *m, uint32_t pid, uint64_t a
 
 	if (2 * (m->l.nr + 1) > m->cap_slots)
 		slots_grow(m);
-	for (j = mix(pid, addr) & (m->cap_slots - 1); m->slots[j].id1;
+	for (j = hm_lines_mix(pid, addr) & (m->cap_slots - 1); m->slots[j].id1;
 	     j = (j + 1) & (m->cap_slots - 1))
 		if (m->slots[j].addr == addr && m->slots[j].pid == pid)
 			return &m->l.lines[m->slots[j].id1 - 1];
@@ -236,7 +248,15 @@ static void add_inter(struct hm_arena *a, struct hm_line *d, uint32_t x, uint32_
 
 static void add_line(struct hm_lines_acc *m, const struct hm_line *ln)
 {
-	struct hm_line *d = line_get(m, ln->pid, ln->addr);
+	struct hm_arena *a = &m->own;
+	struct hm_line *d;
+
+	/* A dropped line stays dropped: what is kept is exact from its first access. */
+	if (m->nr_gone && hm_lines_acc_gone(m, ln->pid, ln->addr)) {
+		m->l.dropped_records += ln->records;
+		return;
+	}
+	d = line_get(m, ln->pid, ln->addr);
 
 	if (!d->records || ln->t_first < d->t_first)
 		d->t_first = ln->t_first;
@@ -248,26 +268,26 @@ static void add_line(struct hm_lines_acc *m, const struct hm_line *ln)
 	d->locked += ln->locked;
 	d->conflicts += ln->conflicts;
 	d->transfers += ln->transfers;
-	add_c2c(m->a, &d->c2c, ln->c2c);
+	add_c2c(a, &d->c2c, ln->c2c);
 	if (ln->lat) {
 		if (!d->lat)
-			d->lat = hm_arena_alloc(m->a, HM_LVL__COUNT * sizeof(*d->lat));
+			d->lat = hm_arena_alloc(a, HM_LVL__COUNT * sizeof(*d->lat));
 		for (int i = 0; i < HM_LVL__COUNT; i++) {
 			d->lat[i].n += ln->lat[i].n;
 			d->lat[i].sum += ln->lat[i].sum;
 		}
 	}
-	add_counts(m->a, &d->threads, &d->nr_threads, ln->threads, ln->nr_threads);
-	add_counts(m->a, &d->cpus, &d->nr_cpus, ln->cpus, ln->nr_cpus);
+	add_counts(a, &d->threads, &d->nr_threads, ln->threads, ln->nr_threads);
+	add_counts(a, &d->cpus, &d->nr_cpus, ln->cpus, ln->nr_cpus);
 	if (ln->nr_fields > m->cap_map) {
 		m->cap_map = 2 * ln->nr_fields;
 		if (!(m->map = realloc(m->map, m->cap_map * sizeof(*m->map))))
 			hm_oom();
 	}
 	for (uint32_t k = 0; k < ln->nr_fields; k++)
-		m->map[k] = add_row(m->a, d, &ln->fields[k]);
+		m->map[k] = add_row(a, d, &ln->fields[k]);
 	for (uint32_t k = 0; k < ln->nr_inter; k++)
-		add_inter(m->a, d, m->map[ln->inter[k].a], m->map[ln->inter[k].b],
+		add_inter(a, d, m->map[ln->inter[k].a], m->map[ln->inter[k].b],
 			  ln->inter[k].n);
 }
 
@@ -307,6 +327,10 @@ int hm_lines_acc_add(struct hm_lines_acc *m, const struct hm_access *acc, size_t
 	for (size_t i = 0; i < b.nr; i++)
 		add_line(m, &b.lines[i]);
 	hm_arena_free(&scratch);
+	/* A quarter over the limit before pruning, so that a prune (a copy of the kept
+	 * lines) comes once per max_lines / 4 new lines, not once per batch. */
+	if (m->max_lines && l->nr > m->max_lines + m->max_lines / 4)
+		hm_lines_acc_prune(m);
 	return 0;
 }
 
@@ -358,13 +382,13 @@ static void sort_rows(struct hm_lines_acc *m, struct hm_line *ln)
 {
 	uint32_t n = ln->nr_fields;
 	struct rowkey *k = malloc((n ? n : 1) * sizeof(*k));
-	struct hm_lfield *f = hm_arena_alloc(m->a, (n ? n : 1) * sizeof(*f));
+	struct hm_lfield *f = malloc((n ? n : 1) * sizeof(*f));
 
 	if (n > m->cap_map) {
 		m->cap_map = 2 * n;
 		m->map = realloc(m->map, m->cap_map * sizeof(*m->map));
 	}
-	if (!k || (n && !m->map))
+	if (!k || !f || (n && !m->map))
 		hm_oom();	/* as the arena does */
 	for (uint32_t i = 0; i < n; i++)
 		k[i] = (struct rowkey){ ln->fields[i].offset, ln->fields[i].size, i };
@@ -373,7 +397,9 @@ static void sort_rows(struct hm_lines_acc *m, struct hm_line *ln)
 		f[i] = ln->fields[k[i].old];
 		m->map[k[i].old] = i;
 	}
-	ln->fields = f;
+	if (n)
+		memcpy(ln->fields, f, n * sizeof(*f));	/* in place: no second copy kept */
+	free(f);
 	for (uint32_t i = 0; i < ln->nr_inter; i++) {
 		uint32_t x = m->map[ln->inter[i].a], y = m->map[ln->inter[i].b];
 
@@ -405,10 +431,22 @@ static void finish_line(struct hm_lines_acc *m, struct hm_line *ln)
 void hm_lines_acc_end(struct hm_lines_acc *m, struct hm_lines *out)
 {
 	struct hm_lines *l = &m->l;
-	struct hm_line *lines = hm_arena_alloc(m->a, (l->nr ? l->nr : 1) * sizeof(*lines));
+	struct hm_line *lines;
 
+	if (m->max_lines && l->nr > m->max_lines)
+		hm_lines_acc_prune(m);	/* the last batches' quarter over the limit */
+	hm_arena_adopt(m->a, &m->own);
+	free(m->slots);
+	m->slots = NULL;
+	free(m->gone);
+	m->gone = NULL;
 	for (size_t i = 0; i < l->nr; i++)
 		finish_line(m, &l->lines[i]);
+	/* The growth's slack goes before the copy into the arena: at millions of lines the
+	 * two arrays side by side are the run's peak. */
+	if (l->nr && l->nr < m->cap_lines && (lines = realloc(l->lines, l->nr * sizeof(*lines))))
+		l->lines = lines;
+	lines = hm_arena_alloc(m->a, (l->nr ? l->nr : 1) * sizeof(*lines));
 	if (l->nr)
 		memcpy(lines, l->lines, l->nr * sizeof(*lines));
 	free(l->lines);
@@ -417,7 +455,6 @@ void hm_lines_acc_end(struct hm_lines_acc *m, struct hm_lines *out)
 	hm_lines_set_source(l, hm_lines_majority(l));
 	hm_sharing_classify(m->a, l);
 	*out = *l;
-	free(m->slots);
 	free(m->map);
 	free(m);
 }

@@ -289,6 +289,11 @@ void hm_report_print_json(FILE *out, const struct hm_report_view *v)
 	hm_json_u64(&j, "with_addr", l->with_addr);
 	hm_json_u64(&j, "resolved", l->resolved);
 	hm_json_u64(&j, "lost", v->lost);
+	if (l->dropped_lines) {	/* only past --max-lines: docs/report.md */
+		hm_json_u64(&j, "dropped_lines", l->dropped_lines);
+		hm_json_u64(&j, "dropped_samples", l->dropped_records);
+		hm_json_u64(&j, "max_lines", l->max_lines);
+	}
 	hm_json_obj_end(&j);
 	hm_json_arr_begin(&j, "warnings");	/* lists are present, empty when nothing */
 	if (v->warning)

@@ -56,6 +56,11 @@ static void summary(FILE *out, const struct hm_report_view *v)
 		" resolved, %" PRIu64 " lost; %zu %s of %u bytes\n",
 		or_q(v->input), hm_source_name(v->source), l->total, l->with_addr, l->resolved,
 		v->lost, l->nr, pl(l->nr, "line", "lines"), l->line_size);
+	if (l->dropped_lines)
+		fprintf(out, "%" PRIu64 " %s dropped past --max-lines %zu, the least contended, with "
+			"%" PRIu64 " %s (counted above, in no line): raise --max-lines to keep them\n",
+			l->dropped_lines, pl(l->dropped_lines, "line", "lines"), l->max_lines,
+			l->dropped_records, pl(l->dropped_records, "sample", "samples"));
 	if (!l->total)
 		fprintf(out, "no samples: record a workload that runs long enough to be sampled "
 			     "(hitmap record -- CMD)\n");

@@ -194,8 +194,16 @@ struct hm_whatif {
 	struct hm_wi_totals tb, ta;	/* every line */
 	uint64_t false_after, true_after;	/* shared lines after that hold changed objects */
 	uint64_t stops, starts, stays;
-	const struct hm_access *replayed;	/* malloc'd; hm_whatif_free() */
+	const struct hm_access *replayed;	/* malloc'd; hm_whatif_free(); NULL when
+						 * replayed in batches */
 };
+
+/* Accesses replayed at once when a run is replayed in batches into per-line tables
+ * (hm_lines_acc_*): the replay then holds one batch, not a copy of the run, and is as
+ * exact as report's batches (lines.h). A run of one batch, or of fewer than 5 accesses
+ * per distinct line, is replayed in one build per side instead, which costs less per
+ * line (docs/hardening.md, Bounded memory). */
+#define HM_WI_BATCH (1u << 18)
 
 /* Replays, builds the lines of both sides (window_ns as hm_lines_build) and matches
  * them. PMU recordings: a HITM load keeps its HITM only when its new line is still
@@ -245,6 +253,15 @@ int hm_wi_edit_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		    const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err);
 int hm_wi_build_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		     const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err);
+/* whatif_replay.c: every object of the run placed (by address space and base; *nr of
+ * them, malloc'd), then any batch of its accesses moved accordingly (flags: 1 for an
+ * access to a changed object; may be NULL). */
+struct hm_wi_obj;
+struct hm_wi_obj *hm_wi_objects(const struct hm_wi_plan *p, const struct hm_access *acc,
+				size_t n, struct hm_wi_counts *c, size_t *nr);
+void hm_wi_replay_batch(const struct hm_wi_plan *p, const struct hm_wi_obj *ob, size_t nob,
+			const struct hm_access *acc, size_t n, struct hm_access *out,
+			uint8_t *flags, struct hm_wi_counts *c);
 /* Nearest of n names to name by edit distance: up to max into out; returns how many. */
 size_t hm_wi_nearest(const char *name, const char *const *names, size_t n, const char **out,
 		     size_t max);

@@ -1,10 +1,9 @@
-/* The replay: every access moved to where the plan puts its object and field, the lines
- * of both sides built with their timings as recorded, and each shared line matched with
- * the lines its accesses go to (or come from). */
+/* The replay: every access moved to where the plan puts its object and field. Objects
+ * are placed once over the whole run (hm_wi_objects); the accesses can then be moved one
+ * batch at a time (hm_wi_replay_batch). whatif_run.c builds the lines of both sides and
+ * matches them. */
 #include "analyzer/whatif.h"
 
-#include <errno.h>
-#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/sort.h"
@@ -76,44 +75,57 @@ static void measure(const struct hm_wi_plan *p, const struct hm_access *acc,
 		o->new_size = o->old_ext;
 }
 
-/* Moves the accesses of one object; flags[i] = 1 for accesses to changed objects. */
-static void place(const struct hm_wi_plan *p, const struct hm_access *acc, const struct oref *r,
-		  size_t lo, size_t hi, uint64_t new_base, const struct obj *o,
-		  struct hm_access *out, uint8_t *flags, struct hm_wi_counts *c)
-{
-	for (size_t k = lo; k < hi; k++) {
-		const struct hm_access *x = &acc[r[k].idx];
-		struct hm_access *y = &out[r[k].idx];
-		uint64_t off = x->field_off, skew = x->s.addr - x->obj_base - x->field_off;
-		const char *absent = NULL;
-		int rc = p->map->map(p->map, x->type, x->field_off, &off, &absent);
+/* An object and where the replay puts it. */
+struct hm_wi_obj {
+	uint32_t space;
+	uint64_t base, new_base;
+	int changes;
+};
 
-		if (rc == -1) {
-			y->s.addr = 0;
-			c->dropped++;
-			continue;
-		}
-		if (rc)
-			off = x->field_off;
-		y->obj_base = new_base;
-		y->field_off = off;
-		y->s.addr = new_base + off + skew;
-		if (o->changes || rc == 0) {
-			c->affected += !x->part;	/* samples: a wide one once */
-			if (flags)
-				flags[r[k].idx] = 1;
-		}
-		c->moved += y->s.addr != x->s.addr && !x->part;
+static int cmp_wobj(const void *x, const void *y)
+{
+	const struct hm_wi_obj *a = x, *b = y;
+
+	if (a->space != b->space)
+		return a->space < b->space ? -1 : 1;
+	return a->base < b->base ? -1 : a->base > b->base;
+}
+
+/* Moves one access of object o; *flag = 1 for an access to a changed object. */
+static void place(const struct hm_wi_plan *p, const struct hm_wi_obj *o, const struct hm_access *x,
+		  struct hm_access *y, uint8_t *flag, struct hm_wi_counts *c)
+{
+	uint64_t off = x->field_off, skew = x->s.addr - x->obj_base - x->field_off;
+	const char *absent = NULL;
+	int rc = p->map->map(p->map, x->type, x->field_off, &off, &absent);
+
+	if (rc == -1) {
+		y->s.addr = 0;
+		c->dropped++;
+		return;
 	}
+	if (rc)
+		off = x->field_off;
+	y->obj_base = o->new_base;
+	y->field_off = off;
+	y->s.addr = o->new_base + off + skew;
+	if (o->changes || rc == 0) {
+		c->affected += !x->part;	/* samples: a wide one once */
+		if (flag)
+			*flag = 1;
+	}
+	c->moved += y->s.addr != x->s.addr && !x->part;
 }
 
 /* Objects keep their base unless their alignment grew (rounded up) or an object before
  * them in the address space grew into them (moved up past it). An object that starts
- * inside the previous one's old extent moves with it. */
-static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size_t n,
-		   struct hm_access *out, uint8_t *flags, struct hm_wi_counts *c)
+ * inside the previous one's old extent moves with it. Returns the objects by (space,
+ * base), *nr of them: what the accesses need to be replayed one batch at a time. */
+struct hm_wi_obj *hm_wi_objects(const struct hm_wi_plan *p, const struct hm_access *acc, size_t n,
+			    struct hm_wi_counts *c, size_t *nr)
 {
 	struct oref *r = malloc((n ? n : 1) * sizeof(*r));
+	struct hm_wi_obj *v;
 	size_t m = 0;
 	uint64_t end = 0, cont_end = 0;
 	int64_t shift = 0;
@@ -121,7 +133,6 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 	if (!r)
 		hm_oom();	/* as the arena does */
 	memset(c, 0, sizeof(*c));
-	memcpy(out, acc, n * sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
 		c->total += !acc[i].part;	/* a wide access's members: one sample */
 		c->with_addr += acc[i].s.addr != 0 && !acc[i].part;
@@ -129,6 +140,15 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 			r[m++] = (struct oref){space_of(&acc[i]), acc[i].obj_base, (uint32_t)i};
 	}
 	hm_sort(r, m, sizeof(*r), cmp_oref);
+	*nr = 0;
+	for (size_t lo = 0, hi; lo < m; lo = hi) {
+		for (hi = lo + 1; hi < m && r[hi].space == r[lo].space && r[hi].base == r[lo].base; hi++)
+			;
+		(*nr)++;
+	}
+	if (!(v = malloc((*nr ? *nr : 1) * sizeof(*v))))
+		hm_oom();
+	*nr = 0;
 	for (size_t lo = 0, hi; lo < m; lo = hi) {
 		struct obj o;
 		uint64_t nb;
@@ -155,292 +175,37 @@ static void replay(const struct hm_wi_plan *p, const struct hm_access *acc, size
 			end = nb + o.new_size;
 		c->objects++;
 		c->objects_moved += nb != r[lo].base;
-		place(p, acc, r, lo, hi, nb, &o, out, flags, c);
+		v[(*nr)++] = (struct hm_wi_obj){r[lo].space, r[lo].base, nb, o.changes};
 	}
 	free(r);
+	return v;
+}
+
+/* acc[0, n) replayed into out; flags[i] = 1 for accesses to changed objects. */
+void hm_wi_replay_batch(const struct hm_wi_plan *p, const struct hm_wi_obj *ob, size_t nob,
+			 const struct hm_access *acc, size_t n, struct hm_access *out,
+			 uint8_t *flags, struct hm_wi_counts *c)
+{
+	memcpy(out, acc, n * sizeof(*out));
+	if (flags)
+		memset(flags, 0, n);
+	for (size_t i = 0; i < n; i++) {
+		struct hm_wi_obj key = {space_of(&acc[i]), acc[i].obj_base, 0, 0};
+		const struct hm_wi_obj *o;
+
+		if (!acc[i].s.addr || !acc[i].obj_base ||
+		    !(o = bsearch(&key, ob, nob, sizeof(*ob), cmp_wobj)))
+			continue;
+		place(p, o, &acc[i], &out[i], flags ? &flags[i] : NULL, c);
+	}
 }
 
 void hm_whatif_replay(const struct hm_wi_plan *p, const struct hm_access *acc, size_t n,
 		      struct hm_access *out, struct hm_wi_counts *c)
 {
-	replay(p, acc, n, out, NULL, c);
-}
+	size_t nob;
+	struct hm_wi_obj *ob = hm_wi_objects(p, acc, n, c, &nob);
 
-/* --- matching lines --- */
-
-struct lref {
-	uint32_t pid;
-	uint64_t addr;
-	uint32_t idx;
-};
-
-static int cmp_lref(const void *x, const void *y)
-{
-	const struct lref *a = x, *b = y;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
-}
-
-static struct lref *index_lines(const struct hm_lines *l)
-{
-	struct lref *v = malloc((l->nr ? l->nr : 1) * sizeof(*v));
-
-	if (!v)
-		hm_oom();
-	for (size_t i = 0; i < l->nr; i++)
-		v[i] = (struct lref){l->lines[i].pid, l->lines[i].addr, (uint32_t)i};
-	hm_sort(v, l->nr, sizeof(*v), cmp_lref);
-	return v;
-}
-
-static uint32_t line_of(const struct lref *v, size_t nr, const struct hm_access *x,
-			uint32_t line_size)
-{
-	struct lref key = {space_of(x), x->s.addr & ~(uint64_t)(line_size - 1), 0};
-	const struct lref *f = bsearch(&key, v, nr, sizeof(*v), cmp_lref);
-
-	return f ? f->idx : UINT32_MAX;
-}
-
-static int shared(const struct hm_line *ln)
-{
-	return ln->verdict == HM_V_FALSE_SHARING || ln->verdict == HM_V_TRUE_SHARING;
-}
-
-struct link {
-	uint32_t b, a;			/* line before, line after */
-};
-
-static int cmp_ba(const void *x, const void *y)
-{
-	const struct link *p = x, *q = y;
-
-	if (p->b != q->b)
-		return p->b < q->b ? -1 : 1;
-	return p->a < q->a ? -1 : p->a > q->a;
-}
-
-static int cmp_ab(const void *x, const void *y)
-{
-	const struct link *p = x, *q = y;
-
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return p->b < q->b ? -1 : p->b > q->b;
-}
-
-/* Links sorted by one side: the lines of the other side linked to line k. */
-static const struct hm_line **linked(struct hm_arena *a, const struct link *l, size_t nl,
-				     uint32_t k, int by_after, const struct hm_lines *other,
-				     uint32_t *nr)
-{
-	size_t lo = 0, hi = nl, cnt = 0;
-	const struct hm_line **v;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if ((by_after ? l[mid].a : l[mid].b) < k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (hi = lo; hi < nl && (by_after ? l[hi].a : l[hi].b) == k; hi++)
-		cnt++;
-	v = hm_arena_alloc(a, (cnt + 1) * sizeof(*v));
-	*nr = 0;
-	for (size_t i = lo; i < hi; i++)
-		v[(*nr)++] = &other->lines[by_after ? l[i].b : l[i].a];
-	return v;
-}
-
-/* links[] holds distinct (before, after) pairs of lines; aff_b/aff_a mark lines holding
- * accesses to changed objects. */
-static void changes(struct hm_arena *a, struct hm_whatif *w, struct link *l, size_t nl,
-		    const uint8_t *aff_b, const uint8_t *aff_a)
-{
-	const struct hm_lines *B = &w->before, *A = &w->after;
-	uint8_t *reached = hm_arena_alloc(a, A->nr + 1);
-	size_t cap = 16;
-
-	w->changes = hm_arena_alloc(a, cap * sizeof(*w->changes));
-	for (int pass = 0; pass < 2; pass++) {
-		hm_sort(l, nl, sizeof(*l), pass ? cmp_ab : cmp_ba);
-		for (uint32_t k = 0; k < (pass ? A->nr : B->nr); k++) {
-			struct hm_wi_change ch = {0};
-			const struct hm_line *self = pass ? &A->lines[k] : &B->lines[k];
-
-			if (!shared(self) || !(pass ? aff_a[k] : aff_b[k]) || (pass && reached[k]))
-				continue;
-			if (!pass) {
-				ch.before = hm_arena_alloc(a, sizeof(*ch.before));
-				ch.before[0] = self;
-				ch.nr_before = 1;
-				ch.after = linked(a, l, nl, k, 0, A, &ch.nr_after);
-				ch.kind = HM_WI_STOPS;
-				for (uint32_t j = 0; j < ch.nr_after; j++) {
-					reached[ch.after[j] - A->lines] = 1;
-					if (shared(ch.after[j]))
-						ch.kind = HM_WI_STAYS;
-				}
-			} else {
-				ch.after = hm_arena_alloc(a, sizeof(*ch.after));
-				ch.after[0] = self;
-				ch.nr_after = 1;
-				ch.before = linked(a, l, nl, k, 1, B, &ch.nr_before);
-				ch.kind = HM_WI_STARTS;
-			}
-			if (w->nr_changes == cap) {
-				struct hm_wi_change *nc = hm_arena_alloc(a, 2 * cap * sizeof(*nc));
-
-				memcpy(nc, w->changes, cap * sizeof(*nc));
-				w->changes = nc;
-				cap *= 2;
-			}
-			w->changes[w->nr_changes++] = ch;
-			w->stops += ch.kind == HM_WI_STOPS;
-			w->stays += ch.kind == HM_WI_STAYS;
-			w->starts += ch.kind == HM_WI_STARTS;
-		}
-	}
-}
-
-static int cmp_change(const void *x, const void *y)
-{
-	const struct hm_wi_change *a = x, *b = y;
-	uint64_t ca, cb;
-
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	ca = a->kind == HM_WI_STARTS ? a->after[0]->contention : a->before[0]->contention;
-	cb = b->kind == HM_WI_STARTS ? b->after[0]->contention : b->before[0]->contention;
-	return ca > cb ? -1 : ca < cb;
-}
-
-static void totals(const struct hm_lines *l, struct hm_wi_totals *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->lines = l->nr;
-	for (size_t i = 0; i < l->nr; i++) {
-		if (!shared(&l->lines[i]))
-			continue;
-		t->shared++;
-		t->false_sharing += l->lines[i].verdict == HM_V_FALSE_SHARING;
-		t->true_sharing += l->lines[i].verdict == HM_V_TRUE_SHARING;
-		t->contention += l->lines[i].contention;
-	}
-}
-
-static void match(struct hm_arena *a, struct hm_whatif *w, const struct hm_access *acc,
-		  const struct hm_access *rep, size_t n, const uint8_t *flags)
-{
-	uint32_t L = w->before.line_size;
-	struct lref *ib = index_lines(&w->before), *ia = index_lines(&w->after);
-	struct link *l = malloc((n ? n : 1) * sizeof(*l));
-	uint8_t *aff_b = hm_arena_alloc(a, w->before.nr + 1);
-	uint8_t *aff_a = hm_arena_alloc(a, w->after.nr + 1);
-	size_t nl = 0, k = 0;
-
-	if (!l)
-		hm_oom();
-	for (size_t i = 0; i < n; i++) {
-		uint32_t b, af;
-
-		if (!acc[i].s.addr || !rep[i].s.addr)
-			continue;
-		b = line_of(ib, w->before.nr, &acc[i], L);
-		af = line_of(ia, w->after.nr, &rep[i], L);
-		if (b == UINT32_MAX || af == UINT32_MAX)
-			continue;
-		aff_b[b] |= flags[i];
-		aff_a[af] |= flags[i];
-		l[nl++] = (struct link){b, af};
-	}
-	hm_sort(l, nl, sizeof(*l), cmp_ba);
-	for (size_t i = 0; i < nl; i++)
-		if (!i || cmp_ba(&l[i], &l[i - 1]))
-			l[k++] = l[i];
-	changes(a, w, l, k, aff_b, aff_a);
-	hm_sort(w->changes, w->nr_changes, sizeof(*w->changes), cmp_change);
-	for (size_t i = 0; i < w->after.nr; i++) {
-		if (!aff_a[i] || !shared(&w->after.lines[i]))
-			continue;
-		w->false_after += w->after.lines[i].verdict == HM_V_FALSE_SHARING;
-		w->true_after += w->after.lines[i].verdict == HM_V_TRUE_SHARING;
-	}
-	free(l);
-	free(ib);
-	free(ia);
-}
-
-/* A PMU load that hit a modified line in another cache keeps that HITM only when its new
- * line is still shared: otherwise another core no longer writes that line. */
-static int drop_hitm(struct hm_access *rep, size_t n, const struct hm_lines *after)
-{
-	struct lref *ia = index_lines(after);
-	const uint64_t hitm = (uint64_t)PERF_MEM_SNOOP_HITM << PERF_MEM_SNOOP_SHIFT;
-	const uint64_t hit = (uint64_t)PERF_MEM_SNOOP_HIT << PERF_MEM_SNOOP_SHIFT;
-	int changed = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		uint32_t k;
-
-		if (rep[i].s.source != HM_SRC_PMU || !(rep[i].s.data_src & hitm) || !rep[i].s.addr)
-			continue;
-		k = line_of(ia, after->nr, &rep[i], after->line_size);
-		if (k != UINT32_MAX && !shared(&after->lines[k])) {
-			rep[i].s.data_src = (rep[i].s.data_src & ~hitm) | hit;
-			changed = 1;
-		}
-	}
-	free(ia);
-	return changed;
-}
-
-int hm_whatif_run(struct hm_arena *a, const struct hm_access *acc, size_t n,
-		  const struct hm_wi_plan *plan, uint64_t window_ns, struct hm_whatif *out,
-		  struct hm_err *err)
-{
-	struct hm_access *rep = malloc((n ? n : 1) * sizeof(*rep));
-	uint8_t *flags = calloc(n ? n : 1, 1);
-	uint32_t L = plan->line_size;
-
-	memset(out, 0, sizeof(*out));
-	out->plan = plan;
-	if (!rep || !flags) {
-		free(rep);
-		free(flags);
-		return hm_err_set(err, HM_EXIT_ENV, "out of memory replaying %zu accesses: %s", n,
-				  strerror(ENOMEM));
-	}
-	out->replayed = rep;
-	replay(plan, acc, n, rep, flags, &out->counts);
-	if (hm_lines_build(a, acc, n, L, window_ns, &out->before, err) ||
-	    hm_lines_build(a, rep, n, L, window_ns, &out->after, err)) {
-		free(flags);
-		return -1;
-	}
-	if (out->before.source == HM_SRC_PMU && drop_hitm(rep, n, &out->after) &&
-	    hm_lines_build(a, rep, n, L, window_ns, &out->after, err)) {
-		free(flags);
-		return -1;
-	}
-	match(a, out, acc, rep, n, flags);
-	totals(&out->before, &out->tb);
-	totals(&out->after, &out->ta);
-	free(flags);
-	return 0;
-}
-
-void hm_whatif_free(struct hm_whatif *w)
-{
-	free((void *)w->replayed);
-	w->replayed = NULL;
-}
-
-const char *hm_wi_change_name(enum hm_wi_change_kind k)
-{
-	return k == HM_WI_STOPS ? "stops" : k == HM_WI_STARTS ? "starts" : "stays";
+	hm_wi_replay_batch(p, ob, nob, acc, n, out, NULL, c);
+	free(ob);
 }

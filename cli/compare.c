@@ -11,6 +11,13 @@
 #include "cli/cmds.h"
 #include "core/oom.h"
 
+#define HM_COMPARE_BATCH (1 << 18)	/* accesses held at once per run, as report's --batch */
+
+struct run_batch {
+	struct hm_cmp_acc *acc;
+	struct hm_err err;
+};
+
 #define MAX_OPTS 64
 
 struct compare_args {
@@ -241,31 +248,54 @@ static int metric_lists(struct hm_arena *ar, const struct compare_args *a,
 	return 0;
 }
 
+static int on_batch(const struct hm_access *acc, size_t n, void *arg)
+{
+	struct run_batch *b = arg;
+
+	return hm_cmp_acc_add(b->acc, acc, n, &b->err);
+}
+
+/* Each run is streamed (HM_COMPARE_BATCH accesses at a time) into its metrics' tables:
+ * memory does not grow with the run's length (docs/hardening.md). */
 static int load_run(struct hm_arena *ar, const struct compare_args *a, size_t i,
 		    struct hm_cmp_run *r, const char ***notes, size_t *nr_notes,
 		    struct hm_err *err)
 {
 	struct hm_recording rec;
-	int rc;
-
+	struct run_batch b = {0};
 	struct hm_resolve_opts ro = a->ro;
 	const char *v = i < a->na ? a->vmlinux_a : a->vmlinux_b;
+	int rc;
 
 	hm_cmp_run_init(r, a->files[i]);
 	if (v)
 		ro.vmlinux = v;	/* refused by the load when not this run's kernel */
-	if (hm_recording_load(a->files[i], &ro, NULL, NULL, &rec, err))
+	b.acc = hm_cmp_acc_new(ar, a->line_size, r);
+	rc = hm_recording_stream(a->files[i], &ro, NULL, NULL, HM_COMPARE_BATCH, on_batch,
+				 &b, &rec, err);
+	hm_cmp_acc_end(b.acc);	/* before rec: the tables point at the resolver's strings */
+	if (rc) {
+		if (b.err.msg[0])
+			*err = b.err;
+		hm_recording_free(&rec);
 		return -1;
+	}
 	if (rec.kernel_warning)
 		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %s", a->files[i],
 							  rec.kernel_warning);
+	if (rec.warning)	/* what the reader skipped: unknown ids, unreadable files */
+		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %s", a->files[i], rec.warning);
 	if (rec.lost)
 		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %llu samples were lost while "
 			"recording: its counts are low; record with a larger -m or a lower -F",
 			a->files[i], (unsigned long long)rec.lost);
-	rc = hm_cmp_extract(ar, rec.acc, rec.n, a->line_size, r, err);
+	if (r->dropped_lines)
+		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %llu of its distinct lines "
+			"dropped past %d, the least contended, with %llu samples: the fields on "
+			"them are not counted", a->files[i], (unsigned long long)r->dropped_lines,
+			HM_CMP_MAX_LINES, (unsigned long long)r->dropped_samples);
 	hm_recording_free(&rec);
-	if (!rc && a->suffix[i])
+	if (a->suffix[i])
 		rc = hm_cmp_user_parse(ar, r, a->suffix[i], err);
 	if (!rc)
 		rc = metrics_file(ar, r, a->files[i], err);
@@ -360,7 +390,7 @@ static int run_compare(struct hm_arena *ar, const struct compare_args *a, struct
 	size_t n = a->na + a->nb, nr_notes = 0;
 	struct hm_cmp_ident *ids = hm_arena_alloc(ar, n * sizeof(*ids));
 	struct hm_cmp_run *runs = calloc(n, sizeof(*runs));
-	const char **notes = hm_arena_alloc(ar, (n + 8) * sizeof(*notes));
+	const char **notes = hm_arena_alloc(ar, (2 * n + 8) * sizeof(*notes));
 	struct hm_cmp cmp;
 	struct hm_cmp_layout lay;
 	struct hm_cmp_view v = {0};

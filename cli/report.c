@@ -17,6 +17,9 @@
 
 #define MAX_HEAT_TYPES 5
 #define HM_REPORT_BATCH (1 << 18)	/* accesses per batch: docs/report.md, Memory */
+/* Lines kept at most (--max-lines): docs/report.md, Memory, has the arithmetic; with the
+ * prune's copy this peaks near 2.5 GB, under 4 GB with the batch and the resolver. */
+#define HM_REPORT_MAX_LINES 500000
 
 struct report_args {
 	const char *input, *type, *html;
@@ -26,7 +29,7 @@ struct report_args {
 	size_t top;
 	uint32_t line_size;
 	uint64_t window_ns;
-	size_t batch;
+	size_t batch, max_lines;
 	struct hm_resolve_opts ro;
 };
 
@@ -37,8 +40,9 @@ static void report_usage(FILE *out)
 		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
 		"                     [--stats] [--vmlinux F] [--kcore F] [--sysroot D]\n"
 		"                     [--buildid-dir D] [--window US] [--batch N] [--wide]\n"
-		"                     [--kallsyms F] [--force] [-d tot|lcl|rmt|peer]\n"
-		"                     [-c tid,pid,iaddr] [--show-all] [-N] [--stdio]\n\n"
+		"                     [--kallsyms F] [--max-lines N] [--force]\n"
+		"                     [-d tot|lcl|rmt|peer] [-c tid,pid,iaddr] [--show-all] [-N]\n"
+		"                     [--stdio]\n\n"
 		"  -i FILE        perf.data from 'hitmap record', 'perf record', 'perf mem record'\n"
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
@@ -66,8 +70,10 @@ static void report_usage(FILE *out)
 		"                 recorded kernel runs here); types from /sys/kernel/btf/vmlinux\n"
 		"  --window US    timer conflict window in microseconds (default 100)\n"
 		"  --batch N      accesses held in memory at once (default %d, about 160 MB):\n"
-		"                 memory is this plus per-line tables, whatever the file's size\n",
-		HM_REPORT_BATCH);
+		"                 memory is this plus per-line tables, whatever the file's size\n"
+		"  --max-lines N  distinct cache lines kept (default %d, about 2.5 GB at the\n"
+		"                 most); past it the least contended are dropped, and counted\n",
+		HM_REPORT_BATCH, HM_REPORT_MAX_LINES);
 }
 
 /* perf c2c report's -d, -c, --show-all and -N; any of them means --view c2c. */
@@ -108,6 +114,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{"display", required_argument, NULL, 'd'}, {"coalesce", required_argument, NULL, 'c'},
 		{"show-all", no_argument, NULL, 'A'}, {"stdio", no_argument, NULL, 'S'},
 		{"node-info", no_argument, NULL, 'N'},
+		{"max-lines", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	uint64_t v;
@@ -119,6 +126,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	a->view = HM_VIEW_LINES;
 	a->batch = HM_REPORT_BATCH;
 	a->c2o.coalesce = HM_C2C_BY_IADDR;
+	a->max_lines = HM_REPORT_MAX_LINES;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:t:n:d:c:Nh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -161,6 +169,11 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				return -1;
 			break;
 		case 'S': break;	/* perf c2c's --stdio: hitmap always prints to stdio */
+		case 'M':
+			if (cli_number("report", "--max-lines", optarg, 1, 1ull << 31, &v))
+				return -1;
+			a->max_lines = (size_t)v;
+			break;
 		case 'h': report_usage(stdout); exit(HM_EXIT_OK);
 		default: cli_bad_option("report", c, argv); return -1;
 		}
@@ -401,6 +414,7 @@ int cmd_report(int argc, char **argv)
 	r.lines = hm_lines_acc_new(&r.ar, a.line_size, a.window_ns);
 	if (a.c2c)
 		r.c2c = hm_c2c_acc_new(a.line_size, &a.c2o);
+	hm_lines_acc_set_max(r.lines, a.max_lines);
 	if (hm_splits_begin(&r.ar, a.line_size, &r.split_out, &r.splits, &err) ||
 	    hm_recording_stream(a.input, &a.ro, a.type ? keep_type : NULL, &tf,
 				a.batch, on_batch, &r, &rec, &err)) {

@@ -54,6 +54,25 @@ void *hm_arena_alloc(struct hm_arena *a, size_t size)
 	return p;
 }
 
+void hm_arena_adopt(struct hm_arena *a, struct hm_arena *src)
+{
+	struct hm_arena_block *tail = src->head;
+
+	if (!tail)
+		return;
+	if (!a->head) {
+		*a = *src;
+		hm_arena_init(src);
+		return;
+	}
+	while (tail->next)
+		tail = tail->next;
+	tail->next = a->head->next;
+	a->head->next = src->head;
+	a->total += src->total;
+	hm_arena_init(src);
+}
+
 char *hm_arena_strdup(struct hm_arena *a, const char *s)
 {
 	size_t n = strlen(s) + 1;

@@ -16,6 +16,9 @@ void hm_arena_init(struct hm_arena *a);
 void hm_arena_free(struct hm_arena *a);
 /* Zeroed, 16-byte aligned; aborts on out-of-memory like xmalloc. */
 void *hm_arena_alloc(struct hm_arena *a, size_t size);
+/* Moves every block of src into a (src is left empty): what src handed out now lives as
+ * long as a. a keeps allocating from its own current block. */
+void hm_arena_adopt(struct hm_arena *a, struct hm_arena *src);
 char *hm_arena_strdup(struct hm_arena *a, const char *s);
 char *hm_arena_printf(struct hm_arena *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

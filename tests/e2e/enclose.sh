@@ -27,7 +27,7 @@ import json, re, sys
 t = sys.argv[1]
 d = json.load(open(t + '/r.json'))
 offs = {l.split()[0]: int(l.split()[1]) for l in open(t + '/offs')}
-rows = [(f.get('field'), f.get('object'), th['tid'], int(f.get('obj_base', '0'), 16),
+rows = [(f.get('field'), f.get('object'), th['tid'], int(f.get('obj_base') or '0', 16),
          f.get('obj_offset'), th['records'])
         for l in d['lines'] for f in l['fields'] for th in f['threads']]
 counters = [r for r in rows if r[0] and re.match(r'thread_arg_t\.(red|green|blue)\[', r[0])]

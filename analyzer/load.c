@@ -199,6 +199,11 @@ static int read_samples(struct hm_recording *rec, int stream,
 				hm_resolver_track(rec->resolver, &ev);
 			continue;
 		}
+		if (hm_watched_is_mark(ev.attr)) {	/* what was armed when, not an access */
+			hm_watched_mark(&rec->watched, ev.sample.time, ev.sample.addr,
+					(uint32_t)ev.sample.period);
+			continue;
+		}
 		if (!(x = push(rec, &cap)))
 			return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory at %zu samples: "
 					  "report with a smaller --batch", rec->path,
@@ -316,6 +321,7 @@ void hm_recording_free(struct hm_recording *rec)
 		free(o);
 	}
 	free(rec->acc);
+	hm_watched_free(&rec->watched);
 	if (rec->resolver)
 		hm_resolver_close(rec->resolver);
 	if (rec->pd)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyzer/c2c.h"
+#include "analyzer/watched.h"
 #include "core/sort.h"
 #include "core/oom.h"
 
@@ -504,6 +505,43 @@ static const char *evidence(struct hm_arena *a, const struct hm_line *ln,
 			       ln->nr_cpus == 1 ? "" : "s");
 }
 
+/* "confirmed: N transfers in T s (watched X% of the time)"; pct < 0: armed the whole
+ * time, T the line's first to last access. */
+static const char *watch_evidence(struct hm_arena *a, const struct hm_line *ln,
+				  const struct hm_pair *top, double secs, double pct)
+{
+	const char *watched = pct < 0 ? " of watching"
+				      : hm_arena_printf(a, " (watched %.0f%% of the time)", pct);
+
+	return hm_arena_printf(a, "%s: %s%" PRIu64 " transfer%s in %.2f s%s; %s",
+			       top->events ? "confirmed" : "not confirmed",
+			       top->events ? "" : "threads touched both, but ", top->events,
+			       top->events == 1 ? "" : "s", secs, watched,
+			       evidence(a, ln, top, HM_SRC_WATCH));
+}
+
+void hm_sharing_watched(struct hm_arena *a, struct hm_lines *l, const struct hm_watched *w)
+{
+	if (!w->nr || l->source != HM_SRC_WATCH)
+		return;
+	for (size_t i = 0; i < l->nr; i++) {
+		struct hm_line *ln = &l->lines[i];
+		const struct hm_pair *top = ln->nr_pairs ? &ln->pairs[0] : NULL;
+		const struct hm_lfield *fa, *fb;
+		uint64_t both, span;
+
+		if (!top || !ln->evidence || ln->confidence == HM_CONF_LOW)
+			continue;
+		fa = &ln->fields[top->a];
+		fb = &ln->fields[top->b];
+		both = hm_watched_both(w, ln->addr + fa->offset, extent(fa), ln->addr + fb->offset,
+				       extent(fb), &span);
+		if (span)
+			ln->evidence = watch_evidence(a, ln, top, (double)span / 1e9,
+						      100.0 * (double)both / (double)span);
+	}
+}
+
 void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
 		     int cpus_known, enum hm_source src)
 {
@@ -536,12 +574,8 @@ void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
 	ln->confidence = confidence(ln, top, src == HM_SRC_WATCH);
 	ln->evidence = evidence(a, ln, top, src);
 	if (src == HM_SRC_WATCH && ln->confidence != HM_CONF_LOW)	/* every access trapped */
-		ln->evidence = hm_arena_printf(a, "%s: %s%" PRIu64 " transfer%s in %.2f s of "
-					       "watching; %s", top->events ? "confirmed"
-									: "not confirmed",
-					       top->events ? "" : "threads touched both, but ",
-					       top->events, top->events == 1 ? "" : "s",
-					       (double)(ln->t_last - ln->t_first) / 1e9, ln->evidence);
+		ln->evidence = watch_evidence(a, ln, top, (double)(ln->t_last - ln->t_first) / 1e9,
+					      -1);
 	if (ln->latent)
 		ln->advice = hm_arena_printf(a, "latent: every access to this line ran on CPU %u "
 					     "in this recording, so the line never moved; it "

@@ -593,7 +593,7 @@ void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
 		ln->advice = hm_arena_printf(a, "too few samples to call it %s (each side needs "
 					     "%d records and the writer %d stores): record "
 					     "longer, raise the rate (-F 20000), or count every "
-					     "access with -c watch --watch on these fields",
+					     "access: hitmap record --confirm THIS.data",
 					     top->kind == HM_V_TRUE_SHARING ? "true sharing"
 									  : "false sharing",
 					     HM_MIN_RECORDS, HM_MIN_STORES);

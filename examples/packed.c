@@ -1,7 +1,6 @@
-/* A packed struct: `head` (thread 0) starts 57 bytes in and straddles the first line
- * boundary, so its last byte shares line 1 with `tail` (thread 1) at offset 120. Without
- * packed, head is aligned to 64 (line 1) and tail to 128 (line 2): unpacking is the fix,
- * where a padding edit on the packed layout is not.
+/* A packed struct: `head` (thread 0) at offset 65 and `tail` (thread 1) at 121, which
+ * straddles the line boundary at 128, share line 1. Without packed, head is aligned to
+ * 72 (line 1) and tail to 128 (line 2): unpacking is the fix, and a person's first one.
  *
  * usage: packed [ITERATIONS]   (default 100000000) */
 #define _GNU_SOURCE
@@ -13,10 +12,10 @@
 #include "pin.h"
 
 struct wire_record {
-	char name[57];
-	unsigned long head;		/* thread 0: bytes 57..64 */
-	char body[55];
-	unsigned long tail;		/* thread 1: bytes 120..127 */
+	char name[65];
+	unsigned long head;		/* thread 0: bytes 65..72 */
+	char body[48];
+	unsigned long tail;		/* thread 1: bytes 121..128, across a line boundary */
 } __attribute__((packed));
 
 struct wire_record rec __attribute__((aligned(64)));

@@ -36,6 +36,7 @@ struct record_args {
 	const char *confirm;		/* --confirm FIRST.data */
 	struct hm_resolve_opts confirm_ro;	/* where FIRST's binaries are */
 	struct confirm_plan plan;
+	int slice_given;		/* --watch-slice */
 };
 
 static void record_usage(FILE *out)
@@ -126,7 +127,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'D': if (parse_uint("--watch-duty", optarg, 1, 100, &a->o.duty_pct)) return -1; break;
 		case 'C': a->confirm = optarg; break;
-		case 'S': if (parse_uint("--watch-slice", optarg, 1, 10000, &a->o.slice_ms)) return -1; break;
+		case 'S': if (parse_uint("--watch-slice", optarg, 1, 10000, &a->o.slice_ms)) return -1;
+			a->slice_given = 1; break;
 		case 'R': a->confirm_ro.sysroot = optarg; break;
 		case 'B': a->confirm_ro.buildid_dir = optarg; break;
 		case 'm':
@@ -142,6 +144,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (optind < argc)
 		a->o.argv = argv + optind;
+	if (a->slice_given && !a->confirm)
+		return cli_err("record", -1, "--watch-slice: only --confirm rotates watchpoints: "
+			       "add --confirm FIRST.data, or drop --watch-slice");
 	if (!!a->o.argv + !!a->o.pid + !!a->o.system_wide != 1 && !(a->o.system_wide && a->o.argv)) {
 		return cli_err("record", -1, "nothing to record: give a command after --, or -p PID, "
 			       "or -a");

@@ -109,3 +109,8 @@ for l in json.load(open('$T/r.json'))['lines']:
 		ok "perf stat counts $N stores on pairs[0].a; hitmap's rotated count $hw <= $N" ||
 		nok "perf stat counts the example's stores" "perf=$pw want $N; hitmap=$hw"
 fi
+"$H" record --watch-slice 10 -c watch --watch pairs.a -o "$T/u.data" -- $P turns 10 >/dev/null 2>"$T/u.err"
+rc=$?
+[ $rc = 1 ] && grep -q "only --confirm rotates" "$T/u.err" && [ "$(wc -l <"$T/u.err")" = 1 ] &&
+	ok "--watch-slice without --confirm: usage, exit 1, one line" ||
+	nok "--watch-slice without --confirm: usage, exit 1, one line" "rc=$rc" "$(cat "$T/u.err")"

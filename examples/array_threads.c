@@ -2,6 +2,8 @@
  * share one cache line. Padding before one element does not help (there is one line of
  * them); the fix is a copy per thread on its own line (an array of line-sized slots).
  *
+ * Build with -DFIXED for the fix the report prints: a copy per thread, each on its line.
+ *
  * usage: array_threads [ITERATIONS]   (default 100000000) */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -12,12 +14,21 @@
 
 #define THREADS 2
 
+#ifdef FIXED
+struct slot {
+	int v;
+} __attribute__((aligned(64)));
+struct slot counts[THREADS];
+#define COUNT(i) counts[i].v
+#else
 int counts[THREADS] __attribute__((aligned(64)));
+#define COUNT(i) counts[i]
+#endif
 static unsigned long iterations = 100000000UL;
 
 static void *worker(void *arg)
 {
-	volatile int *p = &counts[(long)arg];
+	volatile int *p = &COUNT((long)arg);
 
 	for (unsigned long i = 0; i < iterations; i++)
 		*p += 1;
@@ -36,6 +47,6 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	printf("%d %d\n", counts[0], counts[1]);
+	printf("%d %d\n", COUNT(0), COUNT(1));
 	return 0;
 }

@@ -3,6 +3,8 @@
  * leaves the line shared; the layout that fixes it groups each thread's fields and puts
  * the groups on separate lines (whatif --suggest).
  *
+ * Build with -DFIXED for the fix the report prints: f0, f2, f1, f3 with f1 aligned to 64.
+ *
  * usage: interleaved [ITERATIONS]   (default 100000000) */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -11,12 +13,21 @@
 
 #include "pin.h"
 
+#ifdef FIXED
+struct interleaved {
+	unsigned long f0;		/* thread 0 */
+	unsigned long f2;		/* thread 0 */
+	unsigned long f1 __attribute__((aligned(64)));	/* thread 1 */
+	unsigned long f3;		/* thread 1 */
+};
+#else
 struct interleaved {
 	unsigned long f0;		/* thread 0 */
 	unsigned long f1;		/* thread 1 */
 	unsigned long f2;		/* thread 0 */
 	unsigned long f3;		/* thread 1 */
 };
+#endif
 
 struct interleaved il;
 static unsigned long iterations = 100000000UL;

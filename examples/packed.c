@@ -2,6 +2,8 @@
  * straddles the line boundary at 128, share line 1. Without packed, head is aligned to
  * 72 (line 1) and tail to 128 (line 2): unpacking is the fix, and a person's first one.
  *
+ * Build with -DFIXED for the fix the report prints: the same struct, not packed.
+ *
  * usage: packed [ITERATIONS]   (default 100000000) */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -16,7 +18,11 @@ struct wire_record {
 	unsigned long head;		/* thread 0: bytes 65..72 */
 	char body[48];
 	unsigned long tail;		/* thread 1: bytes 121..128, across a line boundary */
-} __attribute__((packed));
+}
+#ifndef FIXED
+__attribute__((packed))
+#endif
+;
 
 struct wire_record rec __attribute__((aligned(64)));
 static unsigned long iterations = 100000000UL;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analyzer/whatif.h"
+#include "symbolize/shape.h"
 #include "core/oom.h"
 
 #define FC_CAP 64
@@ -138,8 +139,9 @@ static const char *suggest_text(struct hm_arena *a, const struct hm_type *t,
 			       order, al, sug->line_size, sug->line_size, hm_type_name(t));
 }
 
-/* Replays one candidate; 1 when no line holding the type is falsely shared after. */
-static int replay_ok(struct fc *c, const struct hm_type *t, struct cand *k,
+/* Replays one candidate; 1 when no line holding the type is falsely shared after. tname
+ * names the type in the sentence (an array's element type for SPLIT). */
+static int replay_ok(struct fc *c, const struct hm_type *t, const char *tname, struct cand *k,
 		     const char **what)
 {
 	struct hm_wi_spec spec = {.kind = k->edit.kind, .edits = &k->edit, .nr_edits = 1,
@@ -164,8 +166,7 @@ static int replay_ok(struct fc *c, const struct hm_type *t, struct cand *k,
 		ok = w.false_after == 0;
 		*what = hm_arena_printf(c->a, "%" PRIu64 " falsely shared line%s holding %s before, "
 					"%" PRIu64 " after", w.tb.false_sharing,
-					w.tb.false_sharing == 1 ? "" : "s", hm_type_name(t),
-					w.false_after);
+					w.tb.false_sharing == 1 ? "" : "s", tname, w.false_after);
 		hm_whatif_free(&w);
 	}
 	hm_whatif_plan_free(&plan);
@@ -178,9 +179,34 @@ static const char *heap_text(struct hm_arena *a, const char *fix, uint32_t L)
 			       "allocate it with aligned_alloc(%u, size) or posix_memalign", fix, L);
 }
 
+/* Two elements of one array object: its element type, else NULL. */
+static const struct hm_type *array_elem(const struct hm_lfield *fa, const struct hm_lfield *fb)
+{
+	const struct hm_type *arr = hm_type_strip(fa->type), *e;
+
+	if (!fa->obj_base || fa->obj_base != fb->obj_base || !arr || arr->kind != HM_T_ARRAY ||
+	    !(e = hm_type_strip(arr->ref)) || !e->size || !hm_type_name(e) ||
+	    fa->field_off / e->size == fb->field_off / e->size)
+		return NULL;
+	return e;
+}
+
+static struct cand split_cand(struct hm_arena *a, const struct hm_lfield *f,
+			      const struct hm_type *e, uint32_t L)
+{
+	const char *arr = f->object ? f->object : "the array";
+
+	return (struct cand){{.kind = HM_WI_SPLIT, .type = hm_type_name(e)}, 0,
+			     hm_arena_printf(a, "give each thread its own copy of %s: one %u-byte "
+					     "line per element (an array of struct { %s v; } "
+					     "__attribute__((aligned(%u))), or a per-thread "
+					     "variable), not padding between two elements",
+					     arr, L, hm_type_name(e), L)};
+}
+
 /* Candidates for a false-sharing pair; returns how many were written to k. */
 static int candidates(struct hm_arena *a, const struct hm_line *ln, const struct hm_type *t,
-		      struct cand *k)
+		      uint32_t L, struct cand *k)
 {
 	const struct hm_pair *p = &ln->pairs[0];
 	const struct hm_lfield *fa = &ln->fields[p->a], *fb = &ln->fields[p->b];
@@ -191,11 +217,20 @@ static int candidates(struct hm_arena *a, const struct hm_line *ln, const struct
 	const char *ma = member_at(a, t, fa->field_off % t->size);
 	const char *mb = member_at(a, t, fb->field_off % t->size);
 	const char *mm = member_at(a, t, mover->field_off % t->size), *first = member_at(a, t, 0);
+	struct hm_shape sh;
+	const struct hm_type *e = array_elem(fa, fb);
 
 	if (!ma || !mb || !first)
 		return 0;
 	if (!apart && !strcmp(ma, mb))
 		return 0;	/* two parts of one member: no order of members parts them */
+	hm_shape_compute(a, t, L, &sh);
+	if (sh.packed && !apart)	/* what a person does first with a packed struct */
+		k[nk++] = (struct cand){{.kind = HM_WI_UNPACK, .type = hm_type_name(t)}, 0,
+					hm_arena_printf(a, "unpack %s (drop __attribute__((packed))): "
+							"at their natural alignment %s and %s are "
+							"on different cache lines", hm_type_name(t),
+							fa->field, fb->field)};
 	k[nk] = (struct cand){{.kind = HM_WI_ALIGN, .type = hm_type_name(t),
 			       .field = apart ? first : mm, .value = 0}, 0, ln->fix};
 	k[nk + 1] = k[nk];
@@ -205,20 +240,52 @@ static int candidates(struct hm_arena *a, const struct hm_line *ln, const struct
 	k[nk + 1] = k[nk];
 	k[nk + 1].aligned_alloc = 1;
 	nk += heap ? 2 : 1;
+	if (e)
+		k[nk++] = split_cand(a, fa, e, L);
 	return (int)nk;
+}
+
+static const char *tried_text(struct fc *c, const struct cand *k, const char *tname)
+{
+	switch (k->edit.kind) {
+	case HM_WI_SUGGEST: return hm_arena_printf(c->a, "--suggest %s", tname);
+	case HM_WI_SPLIT: return hm_arena_printf(c->a, "a copy of each %s per thread", tname);
+	case HM_WI_UNPACK: return hm_arena_printf(c->a, "%s unpacked", tname);
+	default: return hm_arena_printf(c->a, "--align %s.%s=%u", tname, k->edit.field,
+					c->l->line_size);
+	}
+}
+
+/* The line's candidates: for a named struct, those of candidates(); for an array of
+ * scalars (int counts[2]), the per-thread copy alone. 0: no layout change applies. */
+static int line_candidates(struct fc *c, const struct hm_line *ln, const struct hm_type **t,
+			   const char **tname, struct cand *k)
+{
+	const struct hm_lfield *fa = &ln->fields[ln->pairs[0].a], *fb = &ln->fields[ln->pairs[0].b];
+	const struct hm_type *e;
+
+	*t = hm_type_agg(fa->type, NULL);
+	*tname = hm_type_name(*t);
+	if (ln->verdict != HM_V_FALSE_SHARING || !fa->obj_base || !fb->obj_base)
+		return 0;
+	if (!*t && (e = array_elem(fa, fb))) {
+		*tname = fa->object ? fa->object : hm_type_name(e);
+		k[0] = split_cand(c->a, fa, e, c->l->line_size);
+		return 1;
+	}
+	if (!*t || !(*t)->size || !*tname || hm_type_agg(fb->type, NULL) != *t)
+		return 0;
+	return candidates(c->a, ln, *t, c->l->line_size, k);
 }
 
 static void check_line(struct fc *c, struct hm_line *ln)
 {
-	const struct hm_lfield *fa = &ln->fields[ln->pairs[0].a], *fb = &ln->fields[ln->pairs[0].b];
-	const struct hm_type *t = hm_type_agg(fa->type, NULL);
-	struct cand k[4];
-	const char *what = NULL, *tried = "";
+	const struct hm_type *t;
+	const char *tname, *what = NULL, *tried = "";
+	struct cand k[8];
 	int nk;
 
-	if (ln->verdict != HM_V_FALSE_SHARING || !t || !t->size || !hm_type_name(t) ||
-	    !fa->obj_base || !fb->obj_base || hm_type_agg(fb->type, NULL) != t ||
-	    (nk = candidates(c->a, ln, t, k)) == 0) {
+	if ((nk = line_candidates(c, ln, &t, &tname, k)) == 0) {
 		ln->fix_check = HM_FIX_NOT_LAYOUT;
 		ln->fix_replay = ln->verdict == HM_V_TRUE_SHARING
 			? "not replayed: true sharing is not removed by any layout"
@@ -228,21 +295,15 @@ static void check_line(struct fc *c, struct hm_line *ln)
 	rebuild(c, ln);
 	for (int i = 0; i < nk; i++) {
 		k[i].edit.value = k[i].edit.kind == HM_WI_ALIGN ? c->l->line_size : 0;
-		if (replay_ok(c, t, &k[i], &what)) {
+		if (replay_ok(c, t, tname, &k[i], &what)) {
 			ln->fix_check = HM_FIX_REPLAYED;
 			ln->fix = k[i].aligned_alloc ? heap_text(c->a, k[i].text, c->l->line_size)
 						     : k[i].text;
 			ln->fix_replay = hm_arena_printf(c->a, "replayed on this recording: %s", what);
 			return;
 		}
-		tried = hm_arena_printf(c->a, "%s%s%s%s (%s)", tried, *tried ? "; " : "",
-					k[i].edit.kind == HM_WI_SUGGEST ? "--suggest " : "--align ",
-					k[i].edit.kind == HM_WI_SUGGEST
-						? hm_type_name(t)
-						: hm_arena_printf(c->a, "%s.%s=%u", hm_type_name(t),
-								  k[i].edit.field,
-								  c->l->line_size),
-					what ? what : "no replay");
+		tried = hm_arena_printf(c->a, "%s%s%s (%s)", tried, *tried ? "; " : "",
+					tried_text(c, &k[i], tname), what ? what : "no replay");
 	}
 	ln->fix_check = HM_FIX_FAILED;
 	ln->fix = NULL;

@@ -254,6 +254,10 @@ struct hm_lrec {
 void hm_sharing_interleave(struct hm_arena *a, struct hm_line *ln, const struct hm_lrec *r,
 			   const uint32_t *rows, size_t m, uint64_t window_ns,
 			   struct hm_rowpair *scratch);
+/* sharing.c: a rotated watch recording's lines say what share of the run their top pair
+ * was watched (analyzer/watched.h). */
+struct hm_watched;
+void hm_sharing_watched(struct hm_arena *a, struct hm_lines *l, const struct hm_watched *w);
 /* sharing.c: sets verdict, pairs and fix of every line. Called by hm_lines_build. */
 void hm_sharing_classify(struct hm_arena *a, struct hm_lines *l);
 /* cpus_known 0: whether all accesses ran on one CPU (latent) is not judged; src: the

@@ -247,6 +247,11 @@ static int read_samples(struct hm_recording *rec, int stream,
 				hm_resolver_track(rec->resolver, &ev);
 			continue;
 		}
+		if (hm_watched_is_mark(ev.attr)) {	/* what was armed when, not an access */
+			hm_watched_mark(&rec->watched, ev.sample.time, ev.sample.addr,
+					(uint32_t)ev.sample.period);
+			continue;
+		}
 		/* a wide access is one access per member it covers (resolve_wide.c) */
 		np = hm_resolver_sample_parts(rec->resolver, &ev, parts, HM_RESOLVE_MAX_PARTS);
 		for (size_t i = 0; i < np; i++) {
@@ -383,6 +388,7 @@ void hm_recording_free(struct hm_recording *rec)
 		free(o);
 	}
 	free(rec->acc);
+	hm_watched_free(&rec->watched);
 	if (rec->resolver)
 		hm_resolver_close(rec->resolver);
 	if (rec->pd)

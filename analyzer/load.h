@@ -3,6 +3,7 @@
 #ifndef HM_LOAD_H
 #define HM_LOAD_H
 
+#include "analyzer/watched.h"
 #include "analyzer/resolve.h"
 
 struct hm_recording {
@@ -21,6 +22,7 @@ struct hm_recording {
 	int (*flush)(const struct hm_access *acc, size_t n, void *arg);
 	void *flush_arg;
 	struct order *order;		/* load.c: time order across batches */
+	struct hm_watched watched;	/* a rotated watch recording's slices, else empty */
 };
 
 /* Calls fn with every MMAP and MMAP2 record of the file path, in time order, not file

@@ -25,6 +25,10 @@ enum hm_wi_kind {
 	HM_WI_ALIGN,			/* align type.field to value (a power of two) */
 	HM_WI_ORDER,			/* members of type in the given order */
 	HM_WI_SUGGEST,			/* the layout hm_whatif_suggest() proposes */
+	HM_WI_SPLIT,			/* every array of elements of type: one element per
+					 * line_size slot (a copy per thread, each on its line) */
+	HM_WI_UNPACK,			/* type without __attribute__((packed)): members at
+					 * their natural alignment */
 };
 
 /* One edit of one type. Members are named by their top-level name, or "#N" (the N-th

@@ -36,6 +36,7 @@ struct rel {
 	uint64_t new_size;
 	uint32_t new_align;
 	int edited, is_union;
+	int unpack;			/* an UNPACK edit names it: natural alignments */
 };
 
 struct emap {
@@ -70,6 +71,27 @@ static int is_edited(const struct emap *m, const struct hm_type *t)
 	return 0;
 }
 
+static int edited_as(const struct emap *m, const struct hm_type *t, enum hm_wi_kind kind)
+{
+	for (uint32_t i = 0; hm_type_name(t) && i < m->spec->nr_edits; i++)
+		if (m->spec->edits[i].kind == kind &&
+		    !strcmp(bare(m->spec->edits[i].type), hm_type_name(t)))
+			return 1;
+	return 0;
+}
+
+/* An array split into per-thread slots: its elements' stride, rounded up to the line. */
+static int split_stride(const struct emap *m, const struct hm_type *arr, uint64_t esize,
+			uint64_t *stride)
+{
+	const struct hm_type *e = hm_type_strip(arr->ref);
+
+	if (!e || !edited_as(m, e, HM_WI_SPLIT) || !m->spec->line_size)
+		return 0;
+	*stride = round_up(esize, m->spec->line_size);
+	return 1;
+}
+
 static const struct rel *rel_of(struct emap *m, const struct hm_type *t, int depth);
 
 /* New size and alignment of t when it holds an edited type; 1 when it does not. */
@@ -82,10 +104,21 @@ static int obj_new(struct emap *m, const struct hm_type *t, uint64_t *size, uint
 	if (!t || depth > MAX_NEST)
 		return 1;
 	if (t->kind == HM_T_ARRAY) {
-		uint64_t es;
+		const struct hm_type *e = hm_type_strip(t->ref);
+		uint64_t es, stride;
+		int same = obj_new(m, t->ref, &es, align, depth + 1);
 
-		if (obj_new(m, t->ref, &es, align, depth + 1))
+		if (same && e && split_stride(m, t, e->size, &stride)) {
+			*size = t->nelems * stride;
+			*align = m->spec->line_size;
+			return 0;
+		}
+		if (same)
 			return 1;
+		if (split_stride(m, t, es, &stride)) {
+			es = stride;
+			*align = m->spec->line_size;
+		}
 		*size = t->nelems * es;
 		return 0;
 	}
@@ -114,7 +147,7 @@ static void make_units(struct emap *m, struct rel *r, int depth)
 {
 	for (uint32_t k = 0; k < r->sh.nr; k++) {
 		const struct hm_member_shape *s = &r->sh.ms[r->perm[k]];
-		uint32_t al = s->m->align ? s->m->align : r->sh.packed ? 1 : s->align;
+		uint32_t al = s->m->align ? s->m->align : r->sh.packed && !r->unpack ? 1 : s->align;
 		struct unit *u = r->nr ? &r->u[r->nr - 1] : NULL;
 
 		if (u && !r->is_union && s->offset < u->old_off + u->old_size) {
@@ -207,6 +240,8 @@ static uint32_t apply_edits(struct emap *m, struct rel *r)
 		else if (e->value > r->u[k].forced)
 			r->u[k].forced = (uint32_t)e->value;
 	}
+	if (r->unpack)
+		from = 0;	/* every member may move to its natural alignment */
 	for (uint32_t pos = 0; pos < r->nr && pos < from; pos++) {
 		const struct unit *u = &r->u[r->order[pos]];
 
@@ -262,6 +297,7 @@ static const struct rel *rel_of(struct emap *m, const struct hm_type *t, int dep
 	r->t = t;
 	r->is_union = t->kind == HM_T_UNION;
 	r->edited = !r->is_union && is_edited(m, t);
+	r->unpack = r->edited && edited_as(m, t, HM_WI_UNPACK);
 	hm_shape_compute(m->a, t, m->spec->line_size, &r->sh);
 	r->perm = hm_arena_alloc(m->a, (r->sh.nr + 1) * sizeof(*r->perm));
 	r->u = hm_arena_alloc(m->a, (r->sh.nr + 1) * sizeof(*r->u));
@@ -317,7 +353,13 @@ static int map_type(struct emap *m, const struct hm_type *t, uint64_t off, uint6
 		uint64_t nes;
 		uint32_t al;
 
-		if (!e || !e->size || obj_new(m, e, &nes, &al, depth + 1))
+		int same;
+
+		if (!e || !e->size)
+			return 1;
+		if ((same = obj_new(m, e, &nes, &al, depth + 1)))
+			nes = e->size;
+		if (!split_stride(m, t, nes, &nes) && same)
 			return 1;
 		if (map_type(m, e, off % e->size, &in, depth + 1))
 			in = off % e->size;
@@ -393,10 +435,14 @@ static void to_type(const struct rel *r, struct hm_arena *a, struct hm_wi_type *
 static int check_edit(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		      const struct hm_wi_edit *e, struct hm_err *err)
 {
-	const struct hm_type *t = hm_wi_find_type(a, acc, n, e->type, err);
+	const struct hm_type *t;
 
-	if (!t)
+	if (e->kind == HM_WI_SPLIT)
+		return 0;	/* names an element type, which may be a scalar: any array of it */
+	if (!(t = hm_wi_find_type(a, acc, n, e->type, err)))
 		return -1;
+	if (e->kind == HM_WI_UNPACK)
+		return 0;
 	if (t->kind == HM_T_UNION)
 		return hm_err_set(err, HM_EXIT_INPUT,
 				  "%s is a union: its members share offset 0, so padding, "
@@ -460,8 +506,9 @@ int hm_wi_edit_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	out->map = &m->ops;
 	out->types = hm_arena_alloc(a, cap * sizeof(*out->types));
 	for (uint32_t i = 0; i < spec->nr_edits; i++) {
-		const struct hm_type *t = hm_wi_find_type(a, acc, n, spec->edits[i].type, err);
-		const struct rel *r = rel_of(m, t, 0);
+		const struct hm_type *t = spec->edits[i].kind == HM_WI_SPLIT ? NULL
+			: hm_wi_find_type(a, acc, n, spec->edits[i].type, err);
+		const struct rel *r = t ? rel_of(m, t, 0) : NULL;
 
 		if (r && !find_row(out, hm_type_name(t)))
 			to_type(r, a, &out->types[out->nr_types++]);

@@ -487,7 +487,7 @@ static void json_suggest(struct hm_json *j, const struct hm_wi_suggestion *s,
 static void json_change(struct hm_json *j, const struct hm_wi_view *v)
 {
 	const struct hm_wi_plan *p = v->w->plan;
-	const char *kind[] = {"layout", "pad", "align", "order", "suggest"};
+	const char *kind[] = {"layout", "pad", "align", "order", "suggest", "split", "unpack"};
 
 	hm_json_obj_begin(j, "change");
 	hm_json_str(j, "kind", kind[p->kind]);

@@ -1,19 +1,25 @@
 /* record --confirm FIRST.data: which bytes to watch, from a first recording's shared
- * lines (cli/confirm.c). */
+ * lines (cli/confirm.c), and how they share the debug registers over time. */
 #ifndef HM_CLI_CONFIRM_H
 #define HM_CLI_CONFIRM_H
 
 #include "analyzer/resolve.h"
+#include "cli/watchspec.h"
 #include "core/err.h"
 
-#define CONFIRM_MAX 4		/* x86 debug registers */
+#define CONFIRM_REGS 4			/* x86 debug registers: ranges armed at once */
+#define CONFIRM_GROUPS 4		/* slices in turn: each group watched 1/4 of the time */
+#define CONFIRM_MAX (CONFIRM_REGS * CONFIRM_GROUPS)
 #define CONFIRM_SPEC_LEN 300
+#define CONFIRM_SLICE_MS 50		/* default --watch-slice */
 
 struct confirm_plan {
 	char spec[CONFIRM_MAX][CONFIRM_SPEC_LEN];	/* --watch SYMBOL+OFF/LEN */
 	char field[CONFIRM_MAX][256];			/* what the first run named it */
+	int group[CONFIRM_MAX];				/* the slice group it is armed in */
 	int nr;
-	int lines;		/* lines whose pair is armed */
+	int nr_groups;
+	int lines;		/* lines with at least one pair armed */
 	int skipped;		/* shared lines not armed */
 	char why[320];		/* why the last of them was not */
 };

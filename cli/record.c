@@ -36,6 +36,7 @@ struct record_args {
 	const char *confirm;		/* --confirm FIRST.data */
 	struct hm_resolve_opts confirm_ro;	/* where FIRST's binaries are */
 	struct confirm_plan plan;
+	int slice_given;		/* --watch-slice */
 };
 
 static void record_usage(FILE *out)
@@ -55,7 +56,9 @@ static void record_usage(FILE *out)
 		"  --watch-duty PCT   arm watchpoints PCT%% of the time (bounds overhead)\n"
 		"  --confirm F  watch the top shared lines' field pairs of an earlier recording F\n"
 		"               (-c watch): 'hitmap report' then says confirmed or not, exactly;\n"
-		"               --sysroot D / --buildid-dir D: where F's binaries are\n"
+		"               --sysroot D / --buildid-dir D: where F's binaries are; more\n"
+		"               ranges than 4 debug registers take turns, --watch-slice MS each\n"
+		"               (default 50)\n"
 		"  -F HZ        timer frequency (default 4000)   -k  also kernel mode\n"
 		"  -o FILE      output (default perf.data; an old one becomes perf.data.old)\n"
 		"  -m PAGES     ring pages per CPU, a power of two (default 64; 1024 with --watch)\n\n"
@@ -93,6 +96,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{"watch-duty", required_argument, NULL, 'D'}, {"mmap-pages", required_argument, NULL, 'm'},
 		{"confirm", required_argument, NULL, 'C'}, {"sysroot", required_argument, NULL, 'R'},
 		{"buildid-dir", required_argument, NULL, 'B'},
+		{"watch-slice", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	unsigned v;
@@ -101,6 +105,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	memset(a, 0, sizeof(*a));
 	a->o.freq = 4000;
 	a->o.duty_pct = 100;
+	a->o.slice_ms = CONFIRM_SLICE_MS;
 	a->o.output = "perf.data";
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:c:e:F:kap:o:m:h", longopts, NULL)) != -1) {
@@ -122,6 +127,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'D': if (parse_uint("--watch-duty", optarg, 1, 100, &a->o.duty_pct)) return -1; break;
 		case 'C': a->confirm = optarg; break;
+		case 'S': if (parse_uint("--watch-slice", optarg, 1, 10000, &a->o.slice_ms)) return -1;
+			a->slice_given = 1; break;
 		case 'R': a->confirm_ro.sysroot = optarg; break;
 		case 'B': a->confirm_ro.buildid_dir = optarg; break;
 		case 'm':
@@ -137,6 +144,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (optind < argc)
 		a->o.argv = argv + optind;
+	if (a->slice_given && !a->confirm)
+		return cli_err("record", -1, "--watch-slice: only --confirm rotates watchpoints: "
+			       "add --confirm FIRST.data, or drop --watch-slice");
 	if (!!a->o.argv + !!a->o.pid + !!a->o.system_wide != 1 && !(a->o.system_wide && a->o.argv)) {
 		return cli_err("record", -1, "nothing to record: give a command after --, or -p PID, "
 			       "or -a");
@@ -212,6 +222,14 @@ static int choose_collectors(struct record_args *a)
 	return 0;
 }
 
+static const char *cli_slice_of(int g, int n)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), ", slice group %d of %d", g + 1, n);
+	return buf;
+}
+
 /* --confirm: the watches come from the first recording's shared lines. */
 static int plan_confirm(struct record_args *a)
 {
@@ -233,9 +251,17 @@ static int plan_confirm(struct record_args *a)
 	a->c = C_WATCH;
 	for (int i = 0; i < a->plan.nr; i++) {
 		a->ws.text[a->ws.nr++] = a->plan.spec[i];
-		fprintf(stderr, "hitmap record: --confirm: watching %s (%s in %s)\n",
-			a->plan.spec[i], a->plan.field[i], a->confirm);
+		fprintf(stderr, "hitmap record: --confirm: watching %s (%s in %s)%s\n",
+			a->plan.spec[i], a->plan.field[i], a->confirm,
+			a->plan.nr_groups > 1 ? cli_slice_of(a->plan.group[i], a->plan.nr_groups)
+					      : "");
 	}
+	if (a->plan.nr_groups > 1)
+		fprintf(stderr, "hitmap record: --confirm: %d ranges for %d debug registers: "
+				"%d groups armed in turn, %u ms each\n", a->plan.nr, CONFIRM_REGS,
+			a->plan.nr_groups, a->o.slice_ms);
+	a->o.watch_group = a->plan.group;
+	a->o.nr_groups = a->plan.nr_groups;
 	if (a->plan.skipped)
 		fprintf(stderr, "hitmap record: --confirm: %d more shared line%s not armed (%s)\n",
 			a->plan.skipped, a->plan.skipped == 1 ? "" : "s", a->plan.why);

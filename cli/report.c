@@ -347,6 +347,7 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 	FILE *out;
 
 	hm_lines_acc_end(r->lines, &lines);
+	hm_sharing_watched(&r->ar, &lines, &rec->watched);
 	hm_fixcheck_lines(&r->ar, &lines, HM_FIX_CHECK_LINES);
 	r->lines = NULL;
 	hm_splits_end(r->splits);

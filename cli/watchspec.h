@@ -9,19 +9,22 @@
 
 #include "collectors/record.h"
 
+/* --watch takes HM_MAX_WATCH; --confirm rotates up to this many ranges through them. */
+#define HM_WATCH_RANGES 16
+
 struct watch_specs {
-	const char *text[HM_MAX_WATCH];
+	const char *text[HM_WATCH_RANGES];
 	int nr;
 	/* parsed */
-	char sym[HM_MAX_WATCH][256];	/* "stats", empty for ADDR/LEN */
-	const char *path[HM_MAX_WATCH];	/* "ops" or "a.b[2]", NULL for the whole symbol */
-	char pathbuf[HM_MAX_WATCH][256];
-	uint64_t addr[HM_MAX_WATCH];
-	uint64_t symoff[HM_MAX_WATCH];	/* SYMBOL+OFF/LEN: OFF; len[] holds LEN */
-	int has_off[HM_MAX_WATCH];
-	uint32_t len[HM_MAX_WATCH], type[HM_MAX_WATCH];
-	char label[HM_MAX_WATCH][320];
-	struct hm_watch resolved[HM_MAX_WATCH];
+	char sym[HM_WATCH_RANGES][256];	/* "stats", empty for ADDR/LEN */
+	const char *path[HM_WATCH_RANGES];	/* "ops" or "a.b[2]", NULL for the whole symbol */
+	char pathbuf[HM_WATCH_RANGES][256];
+	uint64_t addr[HM_WATCH_RANGES];
+	uint64_t symoff[HM_WATCH_RANGES];	/* SYMBOL+OFF/LEN: OFF; len[] holds LEN */
+	int has_off[HM_WATCH_RANGES];
+	uint32_t len[HM_WATCH_RANGES], type[HM_WATCH_RANGES];
+	char label[HM_WATCH_RANGES][320];
+	struct hm_watch resolved[HM_WATCH_RANGES];
 };
 
 int hm_watchspecs_parse(struct watch_specs *ws, struct hm_err *err);

@@ -113,7 +113,7 @@ static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid
 	for (int c = 0; c < ncpu; c++)
 		s->ring_of_cpu[c] = -1;
 	for (int k = 0; k < s->nr_events; k++)
-		for (size_t p = 0; p < np; p++)
+		for (size_t p = 0; k != s->marker_event && p < np; p++)
 			for (int c = 0; c < ncpu; c++) {
 				int fd = perf_open(&s->attrs[k], pids[p], c,
 						   leader_fd(s, k, (int)p, c));
@@ -150,7 +150,8 @@ static void build_events(struct hm_session *s, const struct hm_record_opts *o)
 		}
 		s->names[s->nr_events++] = o->extra_names[i];
 	}
-	for (int i = 0; i < o->nr_watches && s->nr_events < HM_MAX_EVENTS; i++) {
+	hm_rotate_build(s, o);
+	for (int i = 0; !s->rotating && i < o->nr_watches && s->nr_events < HM_MAX_EVENTS; i++) {
 		hm_watch_attr(&s->attrs[s->nr_events], &o->watches[i], o->kernel);
 		s->watch_event[s->nr_events] = 1;
 		s->names[s->nr_events++] = o->watches[i].label;
@@ -229,7 +230,10 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 	if (o->resolve && o->resolve(o->resolve_ctx, st->pid, err))
 		goto kill;
 	build_events(s, o);
-	if (open_events(s, o, child, err) || create_output(s, o, child, err))
+	if (open_events(s, o, child, err))
+		goto kill;
+	hm_rotate_opened(s);
+	if (create_output(s, o, child, err))
 		goto kill;
 	rc = hm_session_run(s, o, child, err);
 	goto out;

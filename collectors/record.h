@@ -12,6 +12,7 @@
 
 #define HM_MAX_WATCH 4		/* x86 has four debug registers */
 #define HM_MAX_EVENTS 8
+#define HM_WATCH_SLICE_EVENT "hitmap:watch-slice"	/* a dummy event: when what was armed */
 
 struct hm_record_opts {
 	int timer;			/* cpu-clock samples with registers */
@@ -20,6 +21,12 @@ struct hm_record_opts {
 	struct hm_watch *watches;	/* filled by resolve() when it is given */
 	int nr_watches;
 	unsigned duty_pct;		/* watchpoints armed this share of every 100 ms */
+	/* Rotation (record --confirm): nr_groups >= 1 arms watches[i] only in the slices
+	 * of its group watch_group[i], one group of at most HM_MAX_WATCH per slice_ms, in
+	 * turn, and marks each slice in the file as HM_WATCH_SLICE_EVENT samples. */
+	const int *watch_group;
+	int nr_groups;
+	unsigned slice_ms;
 	const struct perf_event_attr *extra;	/* PMU events, already encoded */
 	const char *const *extra_names;
 	const int *extra_leader;	/* group leader's index in extra, -1 for none */

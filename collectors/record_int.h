@@ -38,7 +38,26 @@ struct hm_session {
 	struct hm_hash files;
 	struct hm_err *err;		/* the drain callback's error slot */
 	int failed;
+	/* watch_rotate.c: more ranges than debug registers, armed a group per slice */
+	int rotating;
+	int slot_event[HM_MAX_WATCH];	/* the events that are debug registers */
+	struct perf_event_attr slot_attr[HM_MAX_WATCH];	/* as opened: MODIFY compares */
+	int nr_slots;
+	int marker_event;		/* HM_WATCH_SLICE_EVENT's index, -1 for none */
+	int group, slice_open;
+	long long next_ns;		/* CLOCK_MONOTONIC end of this slice */
 };
+
+/* Adds the slot events and the slice marker event when o->nr_groups >= 1. */
+void hm_rotate_build(struct hm_session *s, const struct hm_record_opts *o);
+/* After the events are open: the file's view of the slots. */
+void hm_rotate_opened(struct hm_session *s);
+/* Arms group g (-1: none, closing the slice) and marks it in the file. */
+int hm_rotate_arm(struct hm_session *s, const struct hm_record_opts *o, int g,
+		  struct hm_err *err);
+/* Moves to the next group when the slice is over; lowers *wait_ms to its end. */
+int hm_rotate_tick(struct hm_session *s, const struct hm_record_opts *o, int *wait_ms,
+		   struct hm_err *err);
 
 void hm_session_names_init(struct hm_session *s);
 void hm_session_names_free(struct hm_session *s);

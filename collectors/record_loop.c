@@ -89,7 +89,9 @@ static int drain_all(struct hm_session *s)
 static void set_enabled(struct hm_session *s, int watch_only, int on)
 {
 	for (int i = 0; i < s->nr_fds; i++)
-		if (!watch_only || s->watch_event[s->fds[i].event])
+		if (s->rotating && on && s->watch_event[s->fds[i].event])
+			continue;	/* hm_rotate_arm arms them a group at a time */
+		else if (!watch_only || s->watch_event[s->fds[i].event])
 			ioctl(s->fds[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
 
@@ -101,7 +103,7 @@ static void duty_cycle(struct hm_session *s, const struct hm_record_opts *o, lon
 	long long phase = t % DUTY_PERIOD_NS;
 	int want = phase < DUTY_PERIOD_NS * (long long)o->duty_pct / 100;
 
-	if (o->duty_pct >= 100 || want == *armed)
+	if (s->rotating || o->duty_pct >= 100 || want == *armed)
 		return;
 	set_enabled(s, 1, want);
 	*armed = want;
@@ -137,8 +139,11 @@ static int loop(struct hm_session *s, const struct hm_record_opts *o, pid_t chil
 		pfd[i] = (struct pollfd){.fd = s->rings[i].fd, .events = POLLIN};
 	for (;;) {
 		long long t;
+		int wait_ms = POLL_MS;
 
-		poll(pfd, (nfds_t)s->nr_rings, POLL_MS);
+		if (hm_rotate_tick(s, o, &wait_ms, err))
+			return -1;
+		poll(pfd, (nfds_t)s->nr_rings, wait_ms);
 		if (drain_all(s))
 			return -1;
 		t = now_ns();
@@ -256,6 +261,8 @@ int hm_session_run(struct hm_session *s, const struct hm_record_opts *o, pid_t c
 
 	s->err = err;
 	set_enabled(s, 0, 1);
+	if (s->rotating && hm_rotate_arm(s, o, 0, err))
+		return -1;
 	if (child > 0 && hm_target_resume(child, err))
 		return -1;
 	pidfd = child <= 0 && o->pid > 0 ? hm_target_watch(o->pid) : -1;
@@ -263,6 +270,8 @@ int hm_session_run(struct hm_session *s, const struct hm_record_opts *o, pid_t c
 	if (pidfd >= 0)
 		close(pidfd);
 	set_enabled(s, 0, 0);
+	if (!rc && s->rotating)
+		rc = hm_rotate_arm(s, o, -1, err);	/* the last slice's end */
 	if (!rc)
 		rc = drain_all(s);
 	if (rc && child > 0 && !s->st->exited) {

@@ -2,6 +2,7 @@
  * evidence (latent), the sample minimum below which no verdict is given, confidence, the
  * evidence sentence, and the ranking of shared lines above private ones. */
 #include "lines_util.h"
+#include "analyzer/watched.h"
 
 /* Threads time-sliced on one CPU never move the line between caches, but the bytes they
  * touch are shared all the same: the verdict stands and the line is marked latent. When
@@ -121,6 +122,39 @@ static void test_watch_counts_one_offs_apart(void **state)
 	assert_true(ln->pairs[0].events > 0);
 	assert_non_null(strstr(ln->evidence, "confirmed: "));
 	assert_non_null(strstr(ln->evidence, "transfers between them"));
+	set_free(s);
+}
+
+/* A rotated watch recording (record --confirm with more ranges than registers): the
+ * verdict says what share of the run both sides of its pair were armed, from the slice
+ * marks. Here ops and errors are armed together in [0, 4000) and [6000, 8000) of a run
+ * that ends at 10000 (another group's slice between): 60%. A slice arming ops alone
+ * does not count. */
+static void test_rotated_watch_says_watched_share(void **state)
+{
+	struct set *s = set_new();
+	struct hm_watched w = {0};
+	const struct hm_line *ln;
+
+	(void)state;
+	two_writers(s, 4, HM_SRC_WATCH);
+	build(s, 0);
+	hm_watched_mark(&w, 0, BASE, 8);
+	hm_watched_mark(&w, 0, BASE + 8, 8);
+	hm_watched_mark(&w, 4000, 0, 0);
+	hm_watched_mark(&w, 4000, BASE, 8);	/* ops alone: not a slice of the pair */
+	hm_watched_mark(&w, 6000, 0, 0);
+	hm_watched_mark(&w, 6000, BASE + 8, 8);
+	hm_watched_mark(&w, 6000, BASE, 8);
+	hm_watched_mark(&w, 8000, 0, 0);
+	hm_watched_mark(&w, 8000, BASE + 0x100, 8);	/* another line's group */
+	hm_watched_mark(&w, 10000, 0, 0);
+	hm_sharing_watched(&s->a, &s->lines, &w);
+	ln = &s->lines.lines[0];
+	assert_int_equal(ln->verdict, HM_V_FALSE_SHARING);
+	assert_non_null(strstr(ln->evidence, "confirmed: "));
+	assert_non_null(strstr(ln->evidence, " in 0.00 s (watched 60% of the time); "));
+	hm_watched_free(&w);
 	set_free(s);
 }
 
@@ -285,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_few_timer_samples_give_no_verdict),
 		cmocka_unit_test(test_writer_needs_minimum_stores),
 		cmocka_unit_test(test_watch_counts_one_offs_apart),
+		cmocka_unit_test(test_rotated_watch_says_watched_share),
 		cmocka_unit_test(test_confidence_high_needs_records_and_interleaving),
 		cmocka_unit_test(test_evidence_names_both_sides_with_counts),
 		cmocka_unit_test(test_shared_line_ranks_above_private),

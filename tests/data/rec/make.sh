@@ -44,6 +44,13 @@ build() {
 	objcopy --strip-debug "$BIN/objects.tmp" "$BIN/objects.btf"
 	rm "$BIN/objects.tmp"
 }
+# The verdict and fix examples (docs/report.md): built when bin/ lacks them.
+build_verdict() {
+	CF="-O2 -g -std=gnu11 -Wall -Wextra -Werror -pthread -fdebug-prefix-map=$ROOT=."
+	for p in confirm_rotate interleaved array_threads packed; do
+		[ -e "$BIN/$p" ] || cc $CF -o "$BIN/$p" "examples/$p.c"
+	done
+}
 # Remaking some: the committed binaries, so the other recordings keep their build-ids.
 if [ ${#ONLY[@]} -gt 0 ] && [ -d "$OUT/bin" ]; then
 	cp "$OUT"/bin/* "$BIN/"
@@ -58,6 +65,7 @@ done
 # false_sharing as a binary without debug info is built: -O2 alone, no -g (nodebug.sh)
 [ -e "$BIN/false_sharing_nodebug" ] ||
 	cc -O2 -std=gnu11 -pthread -o "$BIN/false_sharing_nodebug" examples/false_sharing.c
+build_verdict
 
 # NAME [-F HZ] -- PROGRAM ARGS...: one timer recording (4000 Hz unless -F). Iterations
 # are as few as keep what the tests need, so that the folder stays small (< 3 MB).
@@ -83,6 +91,14 @@ rec enclose_hist -- "$BIN/enclose_hist" 200000000
 rec rep_reset -- "$BIN/rep_reset" 10000000
 rec lib_copy -- "$BIN/lib_copy" 5000000
 rec false_sharing_nodebug -- "$BIN/false_sharing_nodebug" 200000000
+# verdicts and fixes: the first step of --confirm with rotation (3 shared lines, 6
+# ranges), a 4-field interleaved struct, an int array by thread, a packed struct, and a
+# program of about 0.2 s at the default rate
+rec confirm_rotate_spin -- "$BIN/confirm_rotate" spin 30000000
+rec interleaved -- "$BIN/interleaved" 150000000
+rec array_threads -- "$BIN/array_threads" 100000000
+rec packed -- "$BIN/packed" 100000000
+rec short_run -- "$BIN/false_sharing" 50000000
 for i in 1 2 3 4 5; do
 	rec "cmp_a$i" -- "$BIN/false_sharing" 100000000
 	rec "cmp_b$i" -- "$BIN/false_sharing_padded" 100000000

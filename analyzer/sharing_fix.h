@@ -1,0 +1,14 @@
+/* Private to analyzer/sharing*.c: the fix sentences (sharing_fix.c). */
+#ifndef HM_SHARING_FIX_H
+#define HM_SHARING_FIX_H
+
+#include "analyzer/lines.h"
+
+/* Threads p->tid_a and p->tid_b both use the bytes of rows p->a and p->b. */
+const char *hm_sharing_fix_true(struct hm_arena *a, const struct hm_line *ln,
+				const struct hm_pair *p, uint32_t line_size);
+/* The rows of p are disjoint bytes of one line: move, pad or align (L: the line size). */
+const char *hm_sharing_fix_false(struct hm_arena *a, const struct hm_line *ln,
+				 const struct hm_pair *p, uint32_t L);
+
+#endif

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# record --confirm with more ranges than debug registers: the first recording (committed,
+# tests/data/rec/confirm_rotate_spin.data: three falsely shared lines, six ranges) plans
+# two groups that take turns on the four registers; the confirming run is on real traps
+# of examples/confirm_rotate in `turns` mode, where the two threads of each pair store
+# strictly in turn. What is asserted holds by construction, for any schedule:
+#   - real perf (a second tool) reads the file: every trap lies inside a slice whose
+#     mark armed its address, and hitmap's records per line equal perf's trap count;
+#   - within one slice every access after the first moves the line (the threads
+#     alternate: load, store, load, store), so a line's transfers lie between
+#     records - slices - 2 (the main thread's two reads after join) - 2 per break of the
+#     alternation that perf's view of the traps shows and records - 1. The breaks are at
+#     slice edges: the registers are armed and disarmed one after another, so for a few
+#     microseconds one side of a pair is watched alone (docs/report.md);
+#   - each line says "confirmed: N transfers in T s (watched X% of the time)", the two
+#     lines of one group with the same X, and the groups' X add up to at most 100;
+#   - perf stat -e mem:ADDR/8:w counts exactly N stores per field (the example's
+#     construction), and hitmap's rotated count of that field is at most N.
+# Prints "ok NAME" / "not ok NAME".
+set -u
+cd "$(dirname "$0")/../.."
+H=${HITMAP:-./hitmap}
+R=tests/data/rec
+P=$R/bin/confirm_rotate
+N=20000
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ok() { echo "ok $1"; }
+nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
+
+"$H" record --confirm $R/confirm_rotate_spin.data --buildid-dir $R --watch-slice 20 \
+	-o "$T/c.data" -- $P turns $N >"$T/c.out" 2>"$T/c.err"
+rc=$?
+if [ $rc = 0 ] && grep -q "6 ranges for 4 debug registers: 2 groups armed in turn, 20 ms each" "$T/c.err"; then
+	ok "--confirm of 6 ranges: 2 groups in turn"
+else
+	nok "--confirm of 6 ranges: 2 groups in turn" "rc=$rc" "$(cat "$T/c.err")"
+	exit 0
+fi
+"$H" report -i "$T/c.data" --json >"$T/r.json" 2>"$T/r.err" || nok "report" "$(cat "$T/r.err")"
+perf script --ns -i "$T/c.data" -F event,tid,time,addr >"$T/p.txt" 2>/dev/null ||
+	nok "perf script reads the rotated recording" "$(head -3 "$T/p.txt")"
+python3 - "$T/r.json" "$T/p.txt" <<'PY'
+import json, re, sys
+rep = json.load(open(sys.argv[1]))
+marks, traps = [], []
+open_ = []
+for line in open(sys.argv[2]):
+    f = line.split()
+    tid, t, ev, addr = int(f[0]), float(f[1].rstrip(':')), f[2].rstrip(':'), int(f[3], 16)
+    t = round(t * 1e9)
+    if ev == 'hitmap:watch-slice':
+        if addr == 0:
+            for m in open_: m[1] = t
+            open_ = []
+        else:
+            m = [t, None, addr]; marks.append(m); open_.append(m)
+    else:
+        traps.append((t, tid, addr))
+def ok(c, name, *why):
+    print(("ok " if c else "not ok ") + name)
+    if not c:
+        for w in why: print("    " + str(w))
+def slice_of(t, addr):
+    for i, (s, e, a) in enumerate(marks):
+        if e is not None and s <= t <= e and a <= addr < a + 8: return s
+    return None
+outside = [x for x in traps if slice_of(x[0], x[2]) is None]
+ok(traps and not outside, "perf script: every trap lies in a slice that armed its address",
+   "%d of %d outside" % (len(outside), len(traps)))
+lines = [l for l in rep['lines'] if l.get('verdict') == 'false_sharing']
+ok(len(lines) == 3, "three falsely shared lines", [l.get('verdict') for l in rep['lines']])
+pct = {}
+for l in lines:
+    base = int(l['addr'], 16)
+    mine = [x for x in traps if base <= x[2] < base + 64]
+    slices = {slice_of(x[0], x[2]) for x in mine}
+    n, tr = len(mine), l['transfers']
+    ok(l['records'] == n, "line %s: hitmap's records equal perf's traps" % l['addr'], l['records'], n)
+    breaks = 0
+    for s in slices:
+        run = [x[1] for x in sorted(mine) if slice_of(x[0], x[2]) == s]
+        lens, k = [], 0
+        for i in range(1, len(run) + 1):
+            if i == len(run) or run[i] != run[i - 1]:
+                lens.append(i - k); k = i
+        breaks += sum(1 for v in lens if v != 2)
+    ok(n - len(slices) - 2 - 2 * breaks <= tr <= n - 1,
+       "line %s: transfers by construction (records - slices - 2 - 2 x %d breaks <= N <= records - 1)"
+       % (l['addr'], breaks), "N=%d records=%d slices=%d" % (tr, n, len(slices)))
+    m = re.match(r'confirmed: (\d+) transfers in ([0-9.]+) s \(watched (\d+)% of the time\)', l['evidence'])
+    ok(m is not None and int(m.group(1)) >= 1, "line %s says confirmed: N transfers in T s (watched X%%)" % l['addr'],
+       l['evidence'][:160])
+    if m: pct.setdefault(min(x[1] for x in marks if x[2] == base), []).append(int(m.group(3)))
+groups = sorted(pct.values(), key=len)
+ok(len(groups) == 2 and len(set(groups[1])) == 1 and groups[0][0] + groups[1][0] <= 101 and
+   min(groups[0][0], groups[1][0]) > 0, "the two groups' watched shares: one per group, in (0, 100]", pct)
+PY
+# perf stat: the example makes exactly N stores per field.
+if command -v setarch >/dev/null; then
+	A=$(setarch -R $P turns 10 | sed -n 's/^pairs=\(0x[0-9a-f]*\)$/\1/p')
+	pw=$(setarch -R perf stat -x, -e "mem:$A/8:w:u" -- $P turns $N 2>&1 >/dev/null | awk -F, '/mem:/ { print $1 }')
+	hw=$(python3 -c "
+import json,sys
+for l in json.load(open('$T/r.json'))['lines']:
+    for f in l.get('fields', []):
+        if f.get('offset') == 0 and f.get('stores') and int(l['addr'],16) % 192 == int('$A',16) % 192: print(f['stores'])" | sort -n | tail -1)
+	[ "$pw" = "$N" ] && [ -n "$hw" ] && [ "$hw" -le "$N" ] &&
+		ok "perf stat counts $N stores on pairs[0].a; hitmap's rotated count $hw <= $N" ||
+		nok "perf stat counts the example's stores" "perf=$pw want $N; hitmap=$hw"
+fi
+"$H" record --watch-slice 10 -c watch --watch pairs.a -o "$T/u.data" -- $P turns 10 >/dev/null 2>"$T/u.err"
+rc=$?
+[ $rc = 1 ] && grep -q "only --confirm rotates" "$T/u.err" && [ "$(wc -l <"$T/u.err")" = 1 ] &&
+	ok "--watch-slice without --confirm: usage, exit 1, one line" ||
+	nok "--watch-slice without --confirm: usage, exit 1, one line" "rc=$rc" "$(cat "$T/u.err")"

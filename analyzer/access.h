@@ -36,6 +36,9 @@ struct hm_access {
 					 * c2c's "No Page Map" counts the others) */
 	uint8_t percpu;			/* kernel %gs: access: s.addr is the offset in every
 					 * CPU's per-CPU area, and s.cpu's copy was touched */
+	uint8_t spin;			/* a load in a spin-wait loop (a pause in a short
+					 * backward loop around it): its thread waits for
+					 * another CPU to store to the word */
 	/* A wide access over several members (gcc's 16-byte movdqu over ops and bytes, a
 	 * rep stos over a struct) is one access per member, each with its own s.addr,
 	 * s.size, field and field_off: every member is credited with its own bytes. These

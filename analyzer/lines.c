@@ -127,6 +127,7 @@ static void to_lrec(const struct hm_access *x, uint32_t i, uint32_t line_size,
 	r->source = x->s.source;
 	r->locked = (uint8_t)hm_lines_locked(x);
 	r->writes = (uint8_t)hm_lines_writes(x);
+	r->spin = x->spin;
 }
 
 /* recs[start[l] .. start[l + 1]) holds line l's accesses in time order. */

@@ -99,6 +99,7 @@ struct hm_lfield {
 	enum hm_method method;		/* how the object was found (heap: malloc'd) */
 	int named;			/* field came from symbolization */
 	uint64_t records, loads, stores, locked;
+	uint64_t spin;			/* loads in a spin-wait loop (struct hm_access.spin) */
 	uint64_t conflicts;		/* timer conflicts this row took part in (either side) */
 	uint64_t transfers;		/* watch transfers to this row's access */
 	uint64_t contention;		/* HITM loads, transfers or conflicts (as the line) */
@@ -135,6 +136,7 @@ struct hm_line {
 	uint32_t pid;			/* address space; HM_LINES_KERNEL_PID for kernel */
 	const char *object;		/* objects on the line, most accessed first */
 	uint64_t records, loads, stores, locked;
+	uint64_t spin;			/* loads in a spin-wait loop: waiters on the line */
 	uint64_t conflicts;		/* timer estimate (docs/report.md) */
 	uint64_t transfers;		/* watch: exact ownership transfers */
 	uint64_t contention;		/* the sort key: HITM, transfers or conflicts */
@@ -245,6 +247,7 @@ struct hm_lrec {
 	uint8_t source;			/* enum hm_source */
 	uint8_t locked;			/* atomic */
 	uint8_t writes;			/* hm_lines_writes() */
+	uint8_t spin;			/* struct hm_access.spin */
 };
 
 /* sharing.c: timer conflicts and watch transfers of one line (docs/report.md): r[] holds

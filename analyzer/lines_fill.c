@@ -217,6 +217,8 @@ static void line_count(struct ctx *c, struct hm_line *ln, const struct hm_lrec *
 		ln->loads += x->op == HM_OP_LOAD;
 		ln->stores += x->op == HM_OP_STORE;
 		ln->locked += x->locked;
+		ln->spin += x->spin;
+		f->spin += x->spin;
 		f->records++;
 		f->loads += x->op == HM_OP_LOAD;
 		f->stores += x->op == HM_OP_STORE;

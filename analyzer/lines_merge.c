@@ -223,6 +223,7 @@ static uint32_t add_row(struct hm_arena *a, struct hm_line *d, const struct hm_l
 	g->loads += f->loads;
 	g->stores += f->stores;
 	g->locked += f->locked;
+	g->spin += f->spin;
 	g->conflicts += f->conflicts;
 	g->transfers += f->transfers;
 	add_c2c(a, &g->c2c, f->c2c);
@@ -266,6 +267,7 @@ static void add_line(struct hm_lines_acc *m, const struct hm_line *ln)
 	d->loads += ln->loads;
 	d->stores += ln->stores;
 	d->locked += ln->locked;
+	d->spin += ln->spin;
 	d->conflicts += ln->conflicts;
 	d->transfers += ln->transfers;
 	add_c2c(a, &d->c2c, ln->c2c);

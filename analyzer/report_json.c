@@ -78,6 +78,8 @@ void hm_report_json_field(struct hm_json *j, const struct hm_lfield *f, const ch
 	hm_json_bool(j, "named", f->named);
 	hm_json_u64(j, "records", f->records);
 	hm_json_u64(j, "locked", f->locked);
+	if (f->spin)	/* loads in a spin-wait loop (docs/report.md) */
+		hm_json_u64(j, "spin", f->spin);
 	hm_json_u64(j, "contention", f->contention);
 	hm_json_str(j, "contention_kind", kind);
 	hm_json_u64(j, "hitm", f->c2c ? hm_c2c_hitm(f->c2c) : 0);
@@ -176,6 +178,8 @@ static void line_obj(struct hm_json *j, const struct hm_lines *l, const struct h
 	hm_json_u64(j, "loads", ln->loads);
 	hm_json_u64(j, "stores", ln->stores);
 	hm_json_u64(j, "locked", ln->locked);
+	if (ln->spin)
+		hm_json_u64(j, "spin", ln->spin);
 	hm_json_u64(j, "hitm", ln->c2c ? hm_c2c_hitm(ln->c2c) : 0);
 	hm_json_u64(j, "conflicts", ln->conflicts);
 	hm_json_u64(j, "transfers", ln->transfers);

@@ -47,6 +47,7 @@ struct hm_resolve_stats {
 	uint64_t unreadable;		/* in a mapped file that could not be opened */
 	uint64_t unreadable_files;	/* how many such files */
 	const char *unreadable_hint;	/* the first one's: its path, why, and the fix */
+	uint64_t spin;			/* loads in a spin-wait loop (pause, jump back) */
 	uint64_t kernel_alternative;	/* of those, in an alternatives site: the boot may
 					 * have replaced the vmlinux's bytes (CPU features) */
 	uint64_t kernel_no_ksyms;	/* kernel samples unnamed: kallsyms unusable */

@@ -191,6 +191,74 @@ static void percpu_offset(const struct hm_resolver *r, struct hm_access *a,
 		*ea -= r->kdisk_bias;
 }
 
+#define SPIN_SPAN 160	/* a spin-wait loop's body: load, checks, pause, jump back */
+
+static int is_pause(const uint8_t *b, const struct hm_insn *in)
+{
+	return in->len == 2 && b[0] == 0xf3 && b[1] == 0x90;	/* pause: cpu_relax() */
+}
+
+/* Whether [from, to) decodes, from its first byte, into instructions among which is a
+ * pause. */
+static int pause_between(struct hm_resolver *r, const struct hm_sample *s, uint64_t from,
+			 uint64_t to)
+{
+	uint8_t buf[SPIN_SPAN];
+	size_t n = hm_code_read(r->code, s->pid, from, s->kernel, buf, (size_t)(to - from));
+
+	for (size_t off = 0; off < n;) {
+		struct hm_insn in;
+
+		if (hm_decode_insn(r->dec, buf + off, n - off, from + off, &in) || !in.len)
+			return 0;
+		if (is_pause(buf + off, &in))
+			return 1;
+		off += in.len;
+	}
+	return 0;
+}
+
+/* A load at `at` is a spin-wait's when, within SPIN_SPAN bytes and 32 instructions on
+ * (no return between; calls may be, such as rwsem_spin_on_owner's paravirt
+ * vcpu_is_preempted), a jump goes back to at or before it, and the loop so closed holds
+ * a pause: mutex_spin_on_owner, a queued spinlock's wait, csd_lock_wait, a user
+ * spinlock. Such a reader waits for another CPU to store to the word. */
+static int spin_loop(struct hm_resolver *r, const struct hm_sample *s, uint64_t at)
+{
+	uint8_t buf[SPIN_SPAN + 16];
+	size_t n = hm_code_read(r->code, s->pid, at, s->kernel, buf, sizeof(buf));
+	int pause = 0;
+
+	for (size_t off = 0, k = 0; off < n && k < 32; k++) {
+		struct hm_insn in;
+
+		if (hm_decode_insn(r->dec, buf + off, n - off, at + off, &in) || !in.len ||
+		    in.is_ret)
+			return 0;
+		pause |= is_pause(buf + off, &in);
+		/* the first jump back may be a retry, the pause after it (test; je retry;
+		 * pause; jmp load): each jump back closes a loop to look in */
+		if (in.is_jump && in.target && in.target <= at && at - in.target <= SPIN_SPAN &&
+		    (pause || pause_between(r, s, in.target, at)))
+			return 1;
+		off += in.len;
+	}
+	return 0;
+}
+
+static void spin_mark(struct hm_resolver *r, struct hm_access *a, const struct hm_insn *in)
+{
+	struct dent *e;
+
+	if (a->s.op != HM_OP_LOAD)
+		return;
+	e = dcache(r, &a->s);
+	if (!e->spin)
+		e->spin = in->addr == a->s.ip && spin_loop(r, &a->s, in->addr) ? 1 : -1;
+	a->spin = e->spin > 0;
+	r->st.spin += a->spin;
+}
+
 #define REP_MAX_BYTES 4096u	/* a rep string access is credited at most a page ahead */
 #define FLAGS_DF (1u << 10)
 
@@ -234,6 +302,7 @@ const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_ev
 		return NULL;
 	}
 	apply_operand(a, in, op);
+	spin_mark(r, a, in);
 	if (*before && !hm_decode_keeps_address(in, op))
 		return op;	/* HM_SKID_LOST: counted there, named without an address */
 	if (!regs->abi || hm_decode_ea(in, op, regs->mask, regs->regs, 0, 0, &ea, &needs_seg)) {

@@ -40,6 +40,7 @@ struct dent {
 	uint32_t space;			/* pid; UINT32_MAX for the kernel */
 	int8_t at, before;		/* 0 not tried, 1 decoded, -1 not an instruction */
 	int8_t target;			/* a direct jump lands on ip: 0 not tried, 1 yes, -1 no */
+	int8_t spin;			/* a pause loop around ip: 0 not tried, 1 yes, -1 no */
 	struct hm_insn in_at, in_before;
 };
 

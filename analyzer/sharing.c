@@ -443,6 +443,8 @@ void hm_sharing_line(struct hm_arena *a, struct hm_line *ln, uint32_t line_size,
 	ln->nr_pairs = 0;
 	ln->pairs = NULL;
 	ln->fix = NULL;
+	if (hm_sharing_percpu_local(a, ln) || hm_sharing_spin(a, ln))
+		return;
 	if (ln->nr_threads < 2)
 		return;
 	if (!ln->stores && !ln->locked) {

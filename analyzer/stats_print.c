@@ -71,6 +71,9 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 	if (ds.btf)
 		fprintf(out, "  of heap and stack, typed through BTF (no DWARF): %llu\n",
 			(unsigned long long)ds.btf);
+	if (rs->spin)
+		fprintf(out, "loads in a spin-wait loop (a pause loop: waiters on a lock or flag): %llu\n",
+			(unsigned long long)rs->spin);
 	if (rs->kernel) {
 		fprintf(out, "kernel samples: %llu, code bytes unreadable: %llu, data named: %llu\n",
 			(unsigned long long)rs->kernel, (unsigned long long)rs->kernel_no_code,

@@ -250,6 +250,32 @@ def check_workload(a, name, steps, guest_secs):
     check_kernel_items(name + " host", host)
     if guest:
         check_kernel_items(name + " guest", guest)
+    if name in SPIN_WORKLOADS:
+        check_spin(a, name, host, counts)
+
+
+SPIN_WORKLOADS = ("orphan", "create_unlink")	# a mutex / a directory rwsem, 2 threads
+
+
+def check_spin(a, name, host, counts):
+    """The lock the workload contends (s_orphan_lock's mutex, the directory's i_rwsem):
+    waiters spin on its owner word, which timer samples of the holder's store seldom
+    show. The line must rank in the top 3 shared lines with a sharing verdict, its
+    evidence the spinning loads; perf (second tool) must see the spin function in the
+    same recording."""
+    shared = [l for l in host["lines"] if l["verdict"] in ("true_sharing", "false_sharing")]
+    spin = [(i, l) for i, l in enumerate(shared[:3]) if l.get("spin", 0) > 0]
+    funcs = {s["func"] for _, l in spin for f in l["fields"] for s in f["sites"]
+             if s["func"] and "spin" in s["func"]}
+    perf_n = {f: counts[f] for f in funcs}
+    check(name + ": the contended lock ranks in the top 3 shared lines (spinning in %s, "
+          "perf script counts %s)" % (sorted(funcs), perf_n),
+          spin and funcs and all(n > 0 for n in perf_n.values()) and
+          "spin" in (spin[0][1]["evidence"] or ""),
+          "top shared: %s" % [(line_name(l), l["verdict"], l.get("spin")) for l in shared[:3]])
+    pc = [line_name(l) for l in host["lines"] if "percpu_cpu" in l and
+          l["verdict"] in ("true_sharing", "false_sharing")]
+    check(name + ": no sharing verdict on a per-CPU copy", not pc, "; ".join(pc[:2]))
 
 
 def check_kernel_items(name, rep):

@@ -59,7 +59,7 @@ else
 fi
 # Examples added since: built when not committed yet (issue 14's naming patterns).
 CF="-O2 -g -std=gnu11 -Wall -Wextra -Werror -pthread -fdebug-prefix-map=$ROOT=."
-for p in wide_stats enclose_hist rep_reset lib_copy; do
+for p in wide_stats enclose_hist rep_reset lib_copy spin_wait; do
 	[ -e "$BIN/$p" ] || cc $CF -o "$BIN/$p" "examples/$p.c"
 done
 # false_sharing as a binary without debug info is built: -O2 alone, no -g (nodebug.sh)
@@ -99,6 +99,8 @@ rec interleaved -- "$BIN/interleaved" 150000000
 rec array_threads -- "$BIN/array_threads" 100000000
 rec packed -- "$BIN/packed" 100000000
 rec short_run -- "$BIN/false_sharing" 50000000
+# a contended spinlock: the waiter's pause loop (spin.sh)
+rec spin_wait -- "$BIN/spin_wait" 300000
 for i in 1 2 3 4 5; do
 	rec "cmp_a$i" -- "$BIN/false_sharing" 100000000
 	rec "cmp_b$i" -- "$BIN/false_sharing_padded" 100000000

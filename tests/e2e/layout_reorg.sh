@@ -89,12 +89,19 @@ else
 fi
 
 # --- --sizes and -H equal pahole's on every example, and with -H on tricky.o.
-bad=""
+# pahole 1.24 cannot read DW_TAG_atomic_type (an _Atomic member reads as size 0 and a
+# hole): files with one are left out, named in the result.
+bad="" skipped=""
 for f in examples/bin/*; do
+	if pahole --sizes "$f" 2>&1 >/dev/null | grep -q "DW_TAG_(null) (0x47)"; then
+		skipped="$skipped $(basename "$f")"
+		continue
+	fi
 	[ "$("$H" layout --sizes "$f" 2>&1)" = "$(pahole --sizes "$f" 2>&1)" ] || bad="$bad $f"
 	[ "$("$H" layout --sizes -H 1 "$f" 2>&1)" = "$(pahole --sizes -H 1 "$f" 2>&1)" ] || bad="$bad -H1:$f"
 done
-[ -z "$bad" ] && ok "--sizes and --sizes -H 1 equal pahole's on every example" || nok "--sizes" "$bad"
+[ -z "$bad" ] && ok "--sizes and --sizes -H 1 equal pahole's on every example${skipped:+ (not$skipped: _Atomic, which pahole 1.24 misreads)}" ||
+	nok "--sizes" "$bad"
 n1=$("$H" layout -H 1 examples/bin/tricky.o | grep -c '^struct ')
 p1=$(pahole -H 1 examples/bin/tricky.o | grep -c '^struct ')
 [ "$n1" = "$p1" ] && [ "$n1" -gt 0 ] && ok "-H 1 prints the $n1 types pahole -H 1 prints" || nok "-H 1" "$n1 vs $p1"

@@ -24,19 +24,7 @@ V=$(cd "$LABROOT" && pwd)/usr/lib/debug/boot/vmlinux-$REL
 F=$(ls -S "$OUT"/*.data | grep -v '\.perf\.data$' | head -1)
 command -v perf >/dev/null || { echo "bench/lab: perf missing: make deps" >&2; exit 2; }
 
-measure() {	# measure CMD...: "SECONDS KB", best CPU time of RUNS
-	local best="" kb=""
-	for _ in $(seq "$RUNS"); do
-		/usr/bin/time -f "%U %S %M" -o "$T/t" "$@" >/dev/null 2>/dev/null
-		read -r u s m <"$T/t"
-		local c
-		c=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
-		if [ -z "$best" ] || awk -v a="$c" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$c kb=$m
-		fi
-	done
-	echo "$best $kb"
-}
+. "$ROOT/bench/measure.sh"
 
 n=$("$H" script -i "$F" 2>/dev/null | wc -l)
 echo "file: $F ($(($(stat -c %s "$F") / 1024)) KB, $n samples, kernel $REL)"

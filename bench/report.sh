@@ -26,20 +26,7 @@ done
 	>/dev/null 2>&1 || { echo "bench/report: hitmap record failed" >&2; exit 2; }
 "$GROW" "$T/base.data" "$T/big.data" "$N" >/dev/null || exit 2
 
-# best CPU seconds and peak KB of N runs: prints "SECONDS KB"
-measure() {
-	local best="" kb=""
-	for _ in $(seq "$RUNS"); do
-		/usr/bin/time -f "%U %S %M" -o "$T/t" "$@" >/dev/null 2>/dev/null
-		read -r u s m <"$T/t"
-		local c
-		c=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
-		if [ -z "$best" ] || awk -v a="$c" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$c kb=$m
-		fi
-	done
-	echo "$best $kb"
-}
+. "$ROOT/bench/measure.sh"
 read -r hs hk < <(measure "$H" report -i "$T/big.data")
 read -r js jk < <(measure "$H" report -i "$T/big.data" --json)
 read -r ps pk < <(measure perf report -i "$T/big.data" --stdio)

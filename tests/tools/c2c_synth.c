@@ -214,12 +214,17 @@ int main(int argc, char **argv)
 	}
 	topology(&topo);
 	f.topo = &topo;
+	int rc = 0;
+
 	if (c2c_attrs(pa, &nr, &err) || hm_perfdata_create(argv[1], pa, nr, 0, &w, &err) ||
 	    write_samples(w, hm_perfdata_writer_attr(w, 0), hm_perfdata_writer_attr(w, 1), &err) ||
 	    hm_perfdata_finish(w, &f, &err)) {
 		fprintf(stderr, "c2c_synth: %s\n", err.msg);
-		return 2;
+		rc = 2;
 	}
-	hm_perfdata_writer_close(w);
-	return 0;
+	if (w)
+		hm_perfdata_writer_close(w);
+	for (int i = 0; i < 2; i++)
+		free((char *)pa[i].name);	/* strdup'd by c2c_attrs */
+	return rc;
 }

@@ -99,6 +99,49 @@ static size_t target_pids(const struct hm_record_opts *o, pid_t child, pid_t *pi
 	return hm_target_threads(o->pid, pids, cap);
 }
 
+/* An allocation probe that cannot be opened (no uprobes, not root, a libc the kernel
+ * refuses to probe) costs the recording its allocation names, not the recording: all
+ * probes are closed, the reason kept for record to say once. */
+static void drop_alloc(struct hm_session *s, int k, int e)
+{
+	int keep = 0;
+
+	for (int i = 0; i < s->nr_fds; i++) {
+		if (s->fds[i].event >= s->first_alloc)
+			close(s->fds[i].fd);
+		else
+			s->fds[keep++] = s->fds[i];
+	}
+	s->nr_fds = keep;
+	for (int j = s->first_alloc; j < s->nr_events; j++)
+		s->nr_ids[j] = 0;
+	snprintf(s->st->alloc_note, sizeof(s->st->alloc_note), "allocation tracking off: %.64s "
+		 "on %.400s: %s%s; heap objects will be named by type only (--no-alloc hides this)",
+		 s->names[k], s->alloc.path, strerror(e),
+		 e == EACCES || e == EPERM ? " (uprobes need root or perf_event_paranoid -1)" : "");
+	s->nr_events = s->first_alloc;
+}
+
+/* 0, -1 with err, or for an allocation probe the errno that refused it. The test hook
+ * HITMAP_ALLOC_FAIL_OPEN=1 refuses every allocation probe as a non-root user is. */
+static int open_one(struct hm_session *s, int k, pid_t pid, int p, int c, struct hm_err *err)
+{
+	int alloc = k >= s->first_alloc;
+	int fd = alloc && getenv("HITMAP_ALLOC_FAIL_OPEN")
+			 ? (errno = EACCES, -1)
+			 : perf_open(&s->attrs[k], pid, c, leader_fd(s, k, p, c));
+
+	if (fd < 0) {
+		if (errno == ESRCH)
+			return 0;	/* a thread of -p exited */
+		if (alloc)
+			return errno;
+		open_error(s, k, errno, err);
+		return -1;
+	}
+	return add_fd(s, k, p, c, fd, err) ? -1 : 0;
+}
+
 static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
 		       struct hm_err *err)
 {
@@ -115,21 +158,40 @@ static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid
 	for (int k = 0; k < s->nr_events; k++)
 		for (size_t p = 0; p < np; p++)
 			for (int c = 0; c < ncpu; c++) {
-				int fd = perf_open(&s->attrs[k], pids[p], c,
-						   leader_fd(s, k, (int)p, c));
+				int rc = open_one(s, k, pids[p], (int)p, c, err);
 
-				if (fd < 0) {
-					if (errno == ESRCH)
-						continue;	/* a thread of -p exited */
-					return open_error(s, k, errno, err);
+				if (rc > 0) {
+					drop_alloc(s, k, rc);
+					return 0;
 				}
-				if (add_fd(s, k, (int)p, c, fd, err))
+				if (rc)
 					return -1;
 			}
+	for (int k = s->first_alloc; k < s->nr_events; k++)
+		for (uint32_t i = 0; i < s->nr_ids[k]; i++)
+			hm_map64_put(&s->alloc_ids, s->ids[k][i], (void *)1);
 	return 0;
 }
 
-static void build_events(struct hm_session *s, const struct hm_record_opts *o)
+/* The malloc family's probes, after every other event: the first event stays the one
+ * that tracks mmaps, and a probe that fails to open is dropped alone (drop_alloc). */
+static void add_alloc(struct hm_session *s, const struct hm_record_opts *o, pid_t child)
+{
+	s->first_alloc = s->nr_events;
+	if (!o->alloc || o->system_wide)
+		return;
+	if (hm_alloc_probes_build(&s->alloc, o->argv ? child : o->pid, o->argv != NULL)) {
+		snprintf(s->st->alloc_note, sizeof(s->st->alloc_note), "allocation tracking "
+			 "off: %s", s->alloc.why);
+		return;
+	}
+	for (int i = 0; i < s->alloc.n && s->nr_events < HM_MAX_EVENTS; i++) {
+		s->attrs[s->nr_events] = s->alloc.attrs[i];
+		s->names[s->nr_events++] = s->alloc.names[i];
+	}
+}
+
+static void build_events(struct hm_session *s, const struct hm_record_opts *o, pid_t child)
 {
 	int first_extra;
 
@@ -155,6 +217,7 @@ static void build_events(struct hm_session *s, const struct hm_record_opts *o)
 		s->watch_event[s->nr_events] = 1;
 		s->names[s->nr_events++] = o->watches[i].label;
 	}
+	add_alloc(s, o, child);
 	/* One event needs no id in its samples: perf finds the attr without it, and each
 	 * sample is 8 bytes smaller. */
 	if (s->nr_events == 1)
@@ -200,6 +263,8 @@ static void session_free(struct hm_session *s)
 	if (s->w)
 		hm_perfdata_writer_close(s->w);
 	hm_session_names_free(s);
+	hm_map64_free(&s->alloc_ids);
+	hm_alloc_probes_free(&s->alloc);
 	free(s);
 }
 
@@ -221,6 +286,7 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 		s->pages_min = HM_PAGES;
 	s->st = st;
 	hm_session_names_init(s);
+	hm_map64_init(&s->alloc_ids);
 	if (o->nr_watches && hm_watch_selftest(err))
 		goto out;
 	if (o->argv && hm_target_spawn(o->argv, &child, err))
@@ -228,7 +294,7 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 	st->pid = o->argv ? child : o->pid;
 	if (o->resolve && o->resolve(o->resolve_ctx, st->pid, err))
 		goto kill;
-	build_events(s, o);
+	build_events(s, o, child);
 	if (open_events(s, o, child, err) || create_output(s, o, child, err))
 		goto kill;
 	rc = hm_session_run(s, o, child, err);

@@ -2,6 +2,7 @@
 #ifndef HM_RECORD_INT_H
 #define HM_RECORD_INT_H
 
+#include "collectors/alloc.h"
 #include "collectors/record.h"
 #include "collectors/ring.h"
 #include "core/arena.h"
@@ -38,6 +39,12 @@ struct hm_session {
 	struct hm_hash files;
 	struct hm_err *err;		/* the drain callback's error slot */
 	int failed;
+	struct hm_alloc_probes alloc;	/* events first_alloc.. are its probes */
+	int first_alloc;		/* nr_events when there are none */
+	struct hm_map64 alloc_ids;	/* their sample ids */
+	uint64_t alloc_window;		/* allocation samples in this window */
+	long long alloc_window_start;
+	int alloc_off;			/* the budget is spent: probes disabled */
 };
 
 void hm_session_names_init(struct hm_session *s);

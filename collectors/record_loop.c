@@ -65,8 +65,15 @@ static int take_record(void *ctx, const struct perf_event_header *h)
 	struct hm_session *s = ctx;
 
 	s->st->records++;
-	if (h->type == PERF_RECORD_SAMPLE)
+	if (h->type == PERF_RECORD_SAMPLE) {
 		s->st->samples++;
+		/* every event has PERF_SAMPLE_IDENTIFIER when there are probes: the id first */
+		if (s->alloc_ids.len && h->size >= 16 &&
+		    hm_map64_get(&s->alloc_ids, *(const uint64_t *)(const void *)(h + 1))) {
+			s->st->alloc_events++;
+			s->alloc_window++;
+		}
+	}
 	else if (h->type == PERF_RECORD_LOST)
 		s->st->lost += ((const uint64_t *)(h + 1))[1];
 	else if (h->type == PERF_RECORD_MMAP || h->type == PERF_RECORD_MMAP2)
@@ -107,6 +114,36 @@ static void duty_cycle(struct hm_session *s, const struct hm_record_opts *o, lon
 	*armed = want;
 }
 
+static void set_alloc(struct hm_session *s, int on)
+{
+	for (int i = 0; i < s->nr_fds; i++)
+		if (s->fds[i].event >= s->first_alloc)
+			ioctl(s->fds[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/* The bound on what allocation tracking costs: each probe hit is a trap (about 1.5 us
+ * here, docs/alloc.md), so after budget events in a window the probes are off until
+ * the next one. The recorder is woken every 256 of them (alloc.c), so a window
+ * overshoots by what arrives while it is scheduled, not by a whole window. */
+static void alloc_budget(struct hm_session *s, const struct hm_record_opts *o, long long t)
+{
+	uint64_t budget = o->alloc_budget ? o->alloc_budget : HM_ALLOC_BUDGET;
+
+	if (!s->alloc_ids.len)
+		return;
+	if (t - s->alloc_window_start >= HM_ALLOC_WINDOW_NS) {
+		s->alloc_window_start = t;
+		s->alloc_window = 0;
+		if (s->alloc_off)
+			set_alloc(s, 1);
+		s->alloc_off = 0;
+	} else if (!s->alloc_off && s->alloc_window >= budget) {
+		set_alloc(s, 0);
+		s->alloc_off = 1;
+		s->st->alloc_paused++;
+	}
+}
+
 static int child_gone(pid_t child, struct hm_record_stats *st)
 {
 	int status;
@@ -138,11 +175,13 @@ static int loop(struct hm_session *s, const struct hm_record_opts *o, pid_t chil
 	for (;;) {
 		long long t;
 
-		poll(pfd, (nfds_t)s->nr_rings, POLL_MS);
+		/* paused probes come back at the next window, not a poll later */
+		poll(pfd, (nfds_t)s->nr_rings, s->alloc_off ? 10 : POLL_MS);
 		if (drain_all(s))
 			return -1;
 		t = now_ns();
 		duty_cycle(s, o, t, &armed);
+		alloc_budget(s, o, t);
 		if (t - last_sync > SYNC_NS) {
 			if (hm_perfdata_sync(s->w, err))
 				return -1;
@@ -270,6 +309,12 @@ int hm_session_run(struct hm_session *s, const struct hm_record_opts *o, pid_t c
 		waitpid(child, &s->st->status, 0);
 	}
 	s->st->bytes = hm_perfdata_written(s->w);
+	/* The probed libc was a guess for a spawned workload (alloc.c): say when it was
+	 * not the one the workload mapped. */
+	if (s->alloc_ids.len && !hm_hash_get(&s->files, s->alloc.path))
+		snprintf(s->st->alloc_note, sizeof(s->st->alloc_note), "allocation tracking "
+			 "probed %.400s, which the workload never mapped: no allocation was recorded",
+			 s->alloc.path);
 	if (rc) {
 		struct hm_err ignore;
 

@@ -36,6 +36,10 @@ struct hm_access {
 					 * c2c's "No Page Map" counts the others) */
 	uint8_t percpu;			/* kernel %gs: access: s.addr is the offset in every
 					 * CPU's per-CPU area, and s.cpu's copy was touched */
+	/* The live allocation holding s.addr (analyzer/alloc.c), when recorded: */
+	const char *alloc_site;		/* "calloc at alloc_array.c:51"; NULL: none */
+	uint64_t alloc_base, alloc_size;
+	uint64_t alloc_elem;		/* element of obj_base in it (type known), else 0 */
 };
 
 #endif

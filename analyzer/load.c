@@ -1,5 +1,7 @@
 #include "analyzer/load.h"
 
+#include "analyzer/alloc.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,6 +150,8 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	hm_map64_free(&o->last);
 	hm_map64_init(&o->last);
 	hm_arena_free(&o->ar);
+	if (cut && rec->alloc)
+		hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), o->out, cut, 64);
 	if (cut && rec->flush(o->out, cut, rec->flush_arg))
 		return -1;
 	rec->total += cut;
@@ -199,6 +203,8 @@ static int read_samples(struct hm_recording *rec, int stream,
 				hm_resolver_track(rec->resolver, &ev);
 			continue;
 		}
+		if (hm_alloc_is_sample(&ev))
+			continue;	/* a malloc-family probe: rec->alloc has it */
 		if (!(x = push(rec, &cap)))
 			return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory at %zu samples: "
 					  "report with a smaller --batch", rec->path,
@@ -211,6 +217,8 @@ static int read_samples(struct hm_recording *rec, int stream,
 	}
 	if (rc >= 0 && rec->order && rec->n && flush_ordered(rec, 1))
 		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", rec->path);
+	if (!rec->order && rec->alloc)
+		hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), rec->acc, rec->n, 64);
 	if (!rec->order)
 		rec->total += rec->n;
 	return rc < 0 ? -1 : 0;
@@ -273,6 +281,9 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 	hm_resolver_features(rec->resolver, hm_perfdata_features(rec->pd));
 	if (!stream && hm_recording_maps(path, track_map, rec->resolver, &(struct hm_err){0}) < 0)
 		stream = 1;	/* the sample pass reports what is wrong with the file */
+	/* heap objects by allocation: its own pass, as the maps' (analyzer/alloc.h) */
+	if (!stream && hm_alloc_map_read(path, &rec->alloc, err))
+		return -1;
 	if (hm_resolver_verify(rec->resolver, &rec->kernel_warning, err) ||
 	    read_samples(rec, stream, keep, ctx, err))
 		return -1;
@@ -319,6 +330,7 @@ void hm_recording_free(struct hm_recording *rec)
 		free(o);
 	}
 	free(rec->acc);
+	hm_alloc_map_free(rec->alloc);
 	if (rec->resolver)
 		hm_resolver_close(rec->resolver);
 	if (rec->pd)

@@ -21,6 +21,7 @@ struct hm_recording {
 	int (*flush)(const struct hm_access *acc, size_t n, void *arg);
 	void *flush_arg;
 	struct order *order;		/* load.c: time order across batches */
+	struct hm_alloc_map *alloc;	/* the recording's allocations, or NULL */
 };
 
 /* Calls fn with every MMAP and MMAP2 record of the file path, in time order, not file

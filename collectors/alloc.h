@@ -23,26 +23,25 @@ struct hm_alloc_probes {
 	struct perf_event_attr attrs[HM_ALLOC_MAX_PROBES];
 	const char *names[HM_ALLOC_MAX_PROBES];	/* "hitmap:malloc", "hitmap:malloc_ret" */
 	char why[512];			/* n == 0: why tracking is off, and the fix */
-	void *page;			/* the path where the workload has it too (alloc_place.c) */
 };
 
 /* Fills p with one event per probe for workload pid (spawned: stopped at exec, its libc
- * not mapped yet; its probes are inherited by its threads and children and removed at
- * its next exec. Else the threads of -p as they are: not inherited). 0 with p->n > 0, or -1 with p->why. HITMAP_ALLOC_FAIL=1 in the
+ * not mapped yet). The events are not inherited: they probe the threads that exist when
+ * they are opened (a command's main thread, the threads of -p), and follow them across
+ * exec. Inherited uprobe-PMU events cost each new thread one uprobe registration per
+ * probe, each exiting thread about 100 ms per probe here (the unregistration waits for
+ * a grace period), and one thread's exit removed the other threads' breakpoints
+ * (kernel 6.18: the main thread's mallocs after a pthread_join went unrecorded; perf's
+ * tracefs uprobes recorded them). docs/alloc.md has the measurements. 0 with p->n > 0, or -1 with p->why. HITMAP_ALLOC_FAIL=1 in the
  * environment makes it fail as on a kernel without the uprobe PMU (a test hook). */
 int hm_alloc_probes_build(struct hm_alloc_probes *p, pid_t pid, int spawned);
-
-/* Frees what hm_alloc_probes_build kept (the path's page): after the events are closed. */
-void hm_alloc_probes_free(struct hm_alloc_probes *p);
-
-/* alloc_place.c: a read-only page at one address in hitmap and in the workload pid
- * (stopped at exec under ptrace), holding path; NULL when it cannot be placed. */
-void *hm_alloc_place_path(pid_t pid, const char *path);
-void hm_alloc_place_free(void *page);
 
 /* The file offset of symbol name's code in the ELF file path (.dynsym, then .symtab;
  * the address converted through the PT_LOAD segment holding it); 0 when not found. */
 uint64_t hm_alloc_sym_offset(const char *path, const char *name);
+
+/* Closes the probes' fds, in parallel (each close waits for a grace period). */
+void hm_alloc_close_fds(const int *fds, int n);
 
 /* The allocation-family event names, for the record loop's budget. */
 int hm_alloc_is_name(const char *name);

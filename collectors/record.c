@@ -72,7 +72,9 @@ static int add_fd(struct hm_session *s, int k, int pidx, int cpu, int fd, struct
 	s->fds[s->nr_fds] = (struct hm_sfd){.fd = fd, .event = k, .cpu = cpu, .pidx = pidx};
 	s->ids[k][s->nr_ids[k]++] = id;
 	s->nr_fds++;
-	if (s->ring_of_cpu[cpu] < 0) {
+	int *ring = cpu < 0 ? &s->ring_of_pid[pidx] : &s->ring_of_cpu[cpu];
+
+	if (*ring < 0) {
 		int rc = hm_ring_open(&s->rings[s->nr_rings], fd, s->pages, err);
 
 		if (rc && s->pages_min && s->pages > s->pages_min) {
@@ -81,8 +83,8 @@ static int add_fd(struct hm_session *s, int k, int pidx, int cpu, int fd, struct
 		}
 		if (rc)
 			return -1;
-		s->ring_of_cpu[cpu] = s->nr_rings++;
-	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[s->ring_of_cpu[cpu]].fd) != 0) {
+		*ring = s->nr_rings++;
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[*ring].fd) != 0) {
 		return hm_err_set(err, HM_EXIT_ENV, "PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(errno));
 	}
 	return 0;
@@ -99,20 +101,37 @@ static size_t target_pids(const struct hm_record_opts *o, pid_t child, pid_t *pi
 	return hm_target_threads(o->pid, pids, cap);
 }
 
+/* Closes the allocation probes of the session (all of its fds from first_alloc on) and
+ * keeps the others; returns how many fds are left. */
+static int close_alloc(struct hm_session *s)
+{
+	int keep = 0, n = 0, *fds = malloc(((size_t)s->nr_fds + 1) * sizeof(int));
+
+	if (s->first_alloc_ring < s->nr_rings) {
+		for (int i = s->first_alloc_ring; i < s->nr_rings; i++)
+			hm_ring_close(&s->rings[i]);
+		s->nr_rings = s->first_alloc_ring;
+	}
+	for (int i = 0; i < s->nr_fds; i++) {
+		if (s->fds[i].event < s->first_alloc)
+			s->fds[keep++] = s->fds[i];
+		else if (fds)
+			fds[n++] = s->fds[i].fd;
+		else
+			close(s->fds[i].fd);
+	}
+	if (fds)
+		hm_alloc_close_fds(fds, n);
+	free(fds);
+	return s->nr_fds = keep;
+}
+
 /* An allocation probe that cannot be opened (no uprobes, not root, a libc the kernel
  * refuses to probe) costs the recording its allocation names, not the recording: all
  * probes are closed, the reason kept for record to say once. */
 static void drop_alloc(struct hm_session *s, int k, int e)
 {
-	int keep = 0;
-
-	for (int i = 0; i < s->nr_fds; i++) {
-		if (s->fds[i].event >= s->first_alloc)
-			close(s->fds[i].fd);
-		else
-			s->fds[keep++] = s->fds[i];
-	}
-	s->nr_fds = keep;
+	close_alloc(s);
 	for (int j = s->first_alloc; j < s->nr_events; j++)
 		s->nr_ids[j] = 0;
 	snprintf(s->st->alloc_note, sizeof(s->st->alloc_note), "allocation tracking off: %.64s "
@@ -155,18 +174,27 @@ static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid
 		ncpu = HM_MAX_CPUS;
 	for (int c = 0; c < ncpu; c++)
 		s->ring_of_cpu[c] = -1;
-	for (int k = 0; k < s->nr_events; k++)
+	for (size_t p = 0; p < np; p++)
+		s->ring_of_pid[p] = -1;
+	for (int k = 0; k < s->first_alloc; k++)
 		for (size_t p = 0; p < np; p++)
-			for (int c = 0; c < ncpu; c++) {
-				int rc = open_one(s, k, pids[p], (int)p, c, err);
-
-				if (rc > 0) {
-					drop_alloc(s, k, rc);
-					return 0;
-				}
-				if (rc)
+			for (int c = 0; c < ncpu; c++)
+				if (open_one(s, k, pids[p], (int)p, c, err))
 					return -1;
+	/* a probe per thread (cpu -1, one ring per thread), not per CPU: closing one
+	 * waits for a grace period */
+	s->first_alloc_ring = s->nr_rings;
+	for (int k = s->first_alloc; k < s->nr_events; k++)
+		for (size_t p = 0; p < np; p++) {
+			int rc = open_one(s, k, pids[p], (int)p, -1, err);
+
+			if (rc > 0) {
+				drop_alloc(s, k, rc);
+				return 0;
 			}
+			if (rc)
+				return -1;
+		}
 	for (int k = s->first_alloc; k < s->nr_events; k++)
 		for (uint32_t i = 0; i < s->nr_ids[k]; i++)
 			hm_map64_put(&s->alloc_ids, s->ids[k][i], (void *)1);
@@ -256,15 +284,24 @@ static int create_output(struct hm_session *s, const struct hm_record_opts *o, p
 
 static void session_free(struct hm_session *s)
 {
+	int nr_alloc_rings = s->nr_rings - s->first_alloc_ring;
+
+	/* everything but the probes first: their closer (alloc.c) inherits what is open */
+	for (int i = 0; i < s->first_alloc_ring && nr_alloc_rings > 0; i++)
+		hm_ring_close(&s->rings[i]);
+	for (int i = 0; i < s->nr_fds; i++)
+		if (s->fds[i].event < s->first_alloc)
+			close(s->fds[i].fd), s->fds[i].fd = -1;
+	if (s->w)
+		hm_perfdata_writer_close(s->w);
+	close_alloc(s);
 	for (int i = 0; i < s->nr_rings; i++)
 		hm_ring_close(&s->rings[i]);
 	for (int i = 0; i < s->nr_fds; i++)
-		close(s->fds[i].fd);
-	if (s->w)
-		hm_perfdata_writer_close(s->w);
+		if (s->fds[i].fd >= 0)
+			close(s->fds[i].fd);
 	hm_session_names_free(s);
 	hm_map64_free(&s->alloc_ids);
-	hm_alloc_probes_free(&s->alloc);
 	free(s);
 }
 

@@ -12,6 +12,7 @@
 #define HM_MAX_CPUS 512
 #define HM_MAX_FDS 4096
 #define HM_MAX_IDS 4096
+#define HM_MAX_RINGS (HM_MAX_CPUS + 256)	/* per CPU, and per probed thread */
 
 struct hm_sfd {
 	int fd, event, cpu;
@@ -28,8 +29,9 @@ struct hm_session {
 	uint32_t nr_ids[HM_MAX_EVENTS];
 	struct hm_sfd fds[HM_MAX_FDS];
 	int nr_fds;
-	struct hm_ring rings[HM_MAX_CPUS];
+	struct hm_ring rings[HM_MAX_RINGS];
 	int ring_of_cpu[HM_MAX_CPUS];
+	int ring_of_pid[256];		/* allocation probes (cpu -1): one ring per thread */
 	int nr_rings;
 	unsigned pages;
 	unsigned pages_min;		/* > 0: a ring that cannot be mapped retries this */
@@ -41,6 +43,7 @@ struct hm_session {
 	int failed;
 	struct hm_alloc_probes alloc;	/* events first_alloc.. are its probes */
 	int first_alloc;		/* nr_events when there are none */
+	int first_alloc_ring;		/* rings from here on are the probes' */
 	struct hm_map64 alloc_ids;	/* their sample ids */
 	uint64_t alloc_window;		/* allocation samples in this window */
 	long long alloc_window_start;

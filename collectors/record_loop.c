@@ -165,7 +165,7 @@ static int attached_gone(pid_t pid, int pidfd)
 static int loop(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
 		int pidfd, struct hm_err *err)
 {
-	struct pollfd pfd[HM_MAX_CPUS];
+	struct pollfd pfd[HM_MAX_RINGS];
 	long long last_sync = now_ns(), stop_at = 0;
 	pid_t attached = child <= 0 && !o->argv ? o->pid : 0;
 	int armed = 1;

@@ -193,16 +193,20 @@ static void pair(struct hm_alloc_map *m, const struct raw *e, const struct raw *
 	case HM_AK_POSIX_MEMALIGN: size = e->r[2]; base = memalign_result(e, r); break;
 	default: size = e->r[1]; break;	/* realloc(p, n), aligned_alloc(a, n), memalign(a, n) */
 	}
+	/* Both at the call's time: between call and return only the allocator knows the
+	 * block (calloc zeroes it, realloc copies into it), and its writes are the block's.
+	 * The old block first, so that realloc in place keeps the new one. */
 	if (e->kind == HM_AK_REALLOC && e->r[0] && (base || !size))
-		add_op(m, r->time, r->pid, 1, e->r[0]);	/* the old block is gone */
+		add_op(m, e->time, r->pid, 1, e->r[0]);
 	if (!base || !size)
 		return;
 	m->objs = grow(m->objs, &m->capobj, m->nobj, sizeof(*m->objs));
 	m->objs[m->nobj] = (struct hm_alloc_obj){
-		.base = base, .size = size, .t_alloc = r->time, .t_free = UINT64_MAX,
-		.site_ip = r->ip, .pid = r->pid, .tid = r->tid, .kind = e->kind,
+		.base = base, .size = size, .t_entry = e->time, .t_alloc = r->time,
+		.t_free = UINT64_MAX, .site_ip = r->ip, .pid = r->pid, .tid = r->tid,
+		.kind = e->kind,
 	};
-	add_op(m, r->time, r->pid, 0, m->nobj++);
+	add_op(m, e->time, r->pid, 0, m->nobj++);
 }
 
 static void take(struct hm_alloc_map *m, struct hm_map64 *threads, const struct raw *x)
@@ -266,6 +270,22 @@ static void live_remove(struct hm_alloc_map *m, size_t at, uint64_t time)
 	m->nlive--;
 }
 
+/* The allocation a live one's call made inside it (realloc's malloc): the outer one is
+ * the program's. */
+static int nested(const struct hm_alloc_map *m, const struct hm_alloc_obj *o, size_t at)
+{
+	for (size_t i = at ? at - 1 : 0; i < m->nlive; i++) {
+		const struct hm_alloc_obj *l = &m->objs[m->live[i]];
+
+		if (l->pid != o->pid || l->base >= o->base + o->size)
+			break;
+		if (l->base + l->size > o->base && l->tid == o->tid && l->t_entry <= o->t_entry &&
+		    o->t_alloc <= l->t_alloc)
+			return 1;
+	}
+	return 0;
+}
+
 static void apply(struct hm_alloc_map *m, const struct op *op)
 {
 	struct hm_alloc_obj *o;
@@ -279,9 +299,11 @@ static void apply(struct hm_alloc_map *m, const struct op *op)
 		return;
 	}
 	o = &m->objs[op->v];
+	at = live_lower(m, o->pid, o->base);
+	if (nested(m, o, at))
+		return;
 	/* malloc never hands out live memory: an overlap is a free we did not see (probes
 	 * paused by the budget), so the older object ends here */
-	at = live_lower(m, o->pid, o->base);
 	if (at > 0 && m->objs[m->live[at - 1]].pid == o->pid &&
 	    m->objs[m->live[at - 1]].base + m->objs[m->live[at - 1]].size > o->base)
 		live_remove(m, --at, op->time);
@@ -410,7 +432,10 @@ static int name_typed(struct hm_alloc_map *m, struct hm_access *x,
 	char label[256], buf[768];
 	size_t plen;
 
-	if (!tsize || !x->obj_base || x->obj_base < o->base || off >= o->size || off % tsize)
+	/* elements of a struct only: a scalar type at the address says less than the
+	 * allocation does (a watch sample typed size_t, an int * into the block) */
+	if (!tsize || !x->obj_base || x->obj_base < o->base || off >= o->size || off % tsize ||
+	    !hm_type_is_aggregate(hm_type_strip(x->type)))
 		return 0;
 	x->alloc_elem = off / tsize;
 	tname = hm_type_name(x->type);
@@ -437,9 +462,11 @@ static int name_typed(struct hm_alloc_map *m, struct hm_access *x,
 	return 1;
 }
 
-/* An access nothing else named: the allocation is the object. */
+/* An access nothing else named: the allocation is the object. inside: the allocator's
+ * own write before it returned the block, which never names a row (the lines view names
+ * a row by its first access with a field: that would be calloc's memset). */
 static void name_untyped(struct hm_alloc_map *m, struct hm_access *x,
-			 const struct hm_alloc_obj *o, uint32_t line_size)
+			 const struct hm_alloc_obj *o, uint32_t line_size, int inside)
 {
 	char buf[768];
 
@@ -449,7 +476,7 @@ static void name_untyped(struct hm_alloc_map *m, struct hm_access *x,
 	x->object = intern(m, buf);
 	snprintf(buf, sizeof(buf), "<%s>+0x%llx", x->alloc_site,
 		 (unsigned long long)(x->s.addr - o->base));
-	x->field = intern(m, buf);
+	x->field = inside ? NULL : intern(m, buf);
 	x->obj_base = o->base;
 	x->field_off = x->s.addr - o->base;
 	x->type = NULL;
@@ -493,8 +520,12 @@ void hm_alloc_name(struct hm_alloc_map *m, struct hm_code *code, struct hm_acces
 		x->alloc_site = site_name(m, code, (struct hm_alloc_obj *)o);
 		x->alloc_base = o->base;
 		x->alloc_size = o->size;
-		if (!name_typed(m, x, o, line_size) && (x->method == HM_M_UNKNOWN || !x->field))
-			name_untyped(m, x, o, line_size);
+		if (x->s.tid == o->tid && x->s.time <= o->t_alloc)
+			name_untyped(m, x, o, line_size, 1);
+		else if (!name_typed(m, x, o, line_size) &&
+			 (x->method == HM_M_UNKNOWN || !x->field || !x->type ||
+			  !hm_type_is_aggregate(hm_type_strip(x->type))))
+			name_untyped(m, x, o, line_size, 0);
 	}
 	free(k);
 }

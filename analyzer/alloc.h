@@ -21,7 +21,8 @@ enum hm_alloc_kind {
 
 struct hm_alloc_obj {
 	uint64_t base, size;
-	uint64_t t_alloc, t_free;	/* t_free: UINT64_MAX while live to the end */
+	uint64_t t_entry;		/* the call: live from here for the allocator itself */
+	uint64_t t_alloc, t_free;	/* the return; the free (UINT64_MAX: live to the end) */
 	uint64_t site_ip;		/* the return address in the caller */
 	uint32_t pid, tid;
 	uint8_t kind;			/* enum hm_alloc_kind */

@@ -147,7 +147,8 @@ static void test_free_ends_the_object_at_its_time(void **state)
 	hm_alloc_map_seal(m);
 	hm_alloc_map_count(m, &o);
 	assert_int_equal(o->t_free, 500);
-	assert_null(hm_alloc_map_find(m, PID, 0x7000, 105));	/* not yet returned */
+	assert_null(hm_alloc_map_find(m, PID, 0x7000, 99));	/* not yet called */
+	assert_non_null(hm_alloc_map_find(m, PID, 0x7000, 105));	/* the allocator's */
 	assert_non_null(hm_alloc_map_find(m, PID, 0x7000, 499));
 	assert_null(hm_alloc_map_find(m, PID, 0x7000, 500));
 	hm_alloc_map_free(m);
@@ -241,15 +242,23 @@ static void test_unnamed_access_named_by_allocation(void **state)
 {
 	struct hm_alloc_map *m = hm_alloc_map_new();
 	struct hm_access x = access_at(0x6010, 200), before = access_at(0x6010, 50);
+	struct hm_access inside = access_at(0x6010, 105);
 
 	(void)state;
 	entry(m, "hitmap:malloc", 7, 100, 64, 0, 0);
 	ret(m, "hitmap:malloc_ret", 7, 110, 0x6000, CALLER);
 	hm_alloc_map_seal(m);
+	inside.s.tid = 7;			/* the allocating thread, in the call */
+	inside.field = "size_t";
 	hm_alloc_name(m, NULL, &before, 1, 64);
+	hm_alloc_name(m, NULL, &inside, 1, 64);
 	hm_alloc_name(m, NULL, &x, 1, 64);
-	assert_null(before.alloc_site);		/* before the allocation returned */
+	assert_null(before.alloc_site);		/* before the call */
 	assert_null(before.object);
+	/* the allocator's own write: the allocation's, but never a row's name */
+	assert_string_equal(inside.alloc_site, "malloc at 0x555555555103");
+	assert_null(inside.field);
+	assert_string_equal(inside.object, "64 bytes (malloc at 0x555555555103, at +0 in its line)");
 	assert_int_equal(x.method, HM_M_HEAP);
 	assert_string_equal(x.field, "<malloc at 0x555555555103>+0x10");
 	assert_string_equal(x.object, "64 bytes (malloc at 0x555555555103, at +0 in its line)");

@@ -63,7 +63,7 @@ static void record_usage(FILE *out)
 		"               posix_memalign (on by default, not with -a): heap objects are\n"
 		"               then named by type only, without allocation site or element\n"
 		"  --alloc-budget N  allocation events per 100 ms before the probes pause until\n"
-		"               the next 100 ms (default 20000; bounds the cost, docs/alloc.md)\n\n"
+		"               the next 100 ms (default 400; bounds the cost, docs/alloc.md)\n\n"
 		"Exit status: the workload's (128+N if it died of signal N); 1 usage, 2 bad\n"
 		"input, 3 cannot record here (no PMU, no permission, no debug register).\n");
 }

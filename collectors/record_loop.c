@@ -121,9 +121,9 @@ static void set_alloc(struct hm_session *s, int on)
 			ioctl(s->fds[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
 
-/* The bound on what allocation tracking costs: each probe hit is a trap (about 1.5 us
- * here, docs/alloc.md), so after budget events in a window the probes are off until
- * the next one. The recorder is woken every 256 of them (alloc.c), so a window
+/* The bound on what allocation tracking costs: each probe hit is a trap (about 25 us
+ * in this VM, bench/alloc.sh), so after budget events in a window the probes are off
+ * until the next one: 400 per 100 ms is at most about 10% of one CPU here. The recorder is woken every 64 of them (alloc.c), so a window
  * overshoots by what arrives while it is scheduled, not by a whole window. */
 static void alloc_budget(struct hm_session *s, const struct hm_record_opts *o, long long t)
 {

@@ -49,8 +49,14 @@ struct hm_alloc_map {
 	struct hm_hash names;		/* interned object and field names */
 };
 
+/* Event names after "hitmap:", and what a site calls the function. */
 static const char *const kind_names[HM_AK__COUNT] = {
 	"malloc", "calloc", "realloc", "free", "aligned_alloc", "memalign", "posix_memalign",
+	"new", "new_array",
+};
+static const char *const kind_labels[HM_AK__COUNT] = {
+	"malloc", "calloc", "realloc", "free", "aligned_alloc", "memalign", "posix_memalign",
+	"new", "new[]",
 };
 
 int hm_alloc_event_kind(const char *name, int *ret)
@@ -189,7 +195,9 @@ static void pair(struct hm_alloc_map *m, const struct raw *e, const struct raw *
 
 	switch (e->kind) {
 	case HM_AK_CALLOC: size = e->r[0] * e->r[1]; break;
-	case HM_AK_MALLOC: size = e->r[0]; break;
+	case HM_AK_MALLOC:
+	case HM_AK_NEW:
+	case HM_AK_NEW_ARRAY: size = e->r[0]; break;
 	case HM_AK_POSIX_MEMALIGN: size = e->r[2]; base = memalign_result(e, r); break;
 	default: size = e->r[1]; break;	/* realloc(p, n), aligned_alloc(a, n), memalign(a, n) */
 	}
@@ -404,7 +412,7 @@ static const char *intern(struct hm_alloc_map *m, const char *s)
 static const char *site_name(struct hm_alloc_map *m, struct hm_code *code, struct hm_alloc_obj *o)
 {
 	struct hm_code_loc loc = {0};
-	const char *kind = kind_names[o->kind], *file;
+	const char *kind = kind_labels[o->kind], *file;
 
 	if (o->site)
 		return o->site;

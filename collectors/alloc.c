@@ -26,16 +26,21 @@
 struct probe_fn {
 	const char *sym;
 	const char *entry, *ret;	/* event names; ret NULL: no return probe */
+	int cxx;			/* in libstdc++, not libc */
 };
 
 static const struct probe_fn fns[] = {
-	{"malloc", "hitmap:malloc", "hitmap:malloc_ret"},
-	{"calloc", "hitmap:calloc", "hitmap:calloc_ret"},
-	{"realloc", "hitmap:realloc", "hitmap:realloc_ret"},
-	{"free", "hitmap:free", NULL},
-	{"aligned_alloc", "hitmap:aligned_alloc", "hitmap:aligned_alloc_ret"},
-	{"memalign", "hitmap:memalign", "hitmap:memalign_ret"},
-	{"posix_memalign", "hitmap:posix_memalign", "hitmap:posix_memalign_ret"},
+	{"malloc", "hitmap:malloc", "hitmap:malloc_ret", 0},
+	{"calloc", "hitmap:calloc", "hitmap:calloc_ret", 0},
+	{"realloc", "hitmap:realloc", "hitmap:realloc_ret", 0},
+	{"free", "hitmap:free", NULL, 0},
+	{"aligned_alloc", "hitmap:aligned_alloc", "hitmap:aligned_alloc_ret", 0},
+	{"memalign", "hitmap:memalign", "hitmap:memalign_ret", 0},
+	{"posix_memalign", "hitmap:posix_memalign", "hitmap:posix_memalign_ret", 0},
+	/* operator new(size_t) and new[](size_t): they call malloc, whose probes fire
+	 * inside them; the report keeps the outer call's site. delete calls free. */
+	{"_Znwm", "hitmap:new", "hitmap:new_ret", 1},
+	{"_Znam", "hitmap:new_array", "hitmap:new_array_ret", 1},
 };
 
 int hm_alloc_is_name(const char *name)
@@ -109,8 +114,9 @@ uint64_t hm_alloc_sym_offset(const char *path, const char *name)
 	return off;
 }
 
-/* The first mapped file of /proc/PID/maps named libc.so* or libc-*.so; 0 when found. */
-static int mapped_libc(const char *maps, char *out, size_t len)
+/* The first mapped file of /proc/PID/maps named libc.so* or libc-*.so (cxx:
+ * libstdc++.so*); 0 when found. */
+static int mapped_lib(const char *maps, int cxx, char *out, size_t len)
 {
 	FILE *f = fopen(maps, "r");
 	char line[4352];
@@ -126,7 +132,8 @@ static int mapped_libc(const char *maps, char *out, size_t len)
 			continue;
 		path[strcspn(path, "\n")] = '\0';
 		base = strrchr(path, '/') + 1;
-		if (!strncmp(base, "libc.so", 7) || (!strncmp(base, "libc-", 5) && strstr(base, ".so")))
+		if (cxx ? !strncmp(base, "libstdc++.so", 12)
+			: !strncmp(base, "libc.so", 7) || (!strncmp(base, "libc-", 5) && strstr(base, ".so")))
 			rc = snprintf(out, len, "%s", path) >= (int)len;
 	}
 	fclose(f);
@@ -143,7 +150,7 @@ static int target_file(pid_t pid, int spawned, char *out, size_t len)
 	ssize_t n;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	if (!mapped_libc(maps, out, len))
+	if (!mapped_lib(maps, 0, out, len))
 		return 0;
 	if (!spawned)
 		return -1;
@@ -153,7 +160,57 @@ static int target_file(pid_t pid, int spawned, char *out, size_t len)
 		if (hm_alloc_sym_offset(out, "malloc") && hm_alloc_sym_offset(out, "free"))
 			return 0;
 	}
-	return mapped_libc("/proc/self/maps", out, len);
+	return mapped_lib("/proc/self/maps", 0, out, len);
+}
+
+/* 1 when the ELF file path names lib (a prefix: "libstdc++.so") in DT_NEEDED. */
+static int needs(const char *path, const char *lib)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	if ((e = elf_begin(fd, ELF_C_READ, NULL))) {
+		while (!found && (scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+			GElf_Dyn dyn;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+			    !(d = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 0; !found && i < sh.sh_size / sh.sh_entsize; i++)
+				found = gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
+					(name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)) &&
+					!strncmp(name, lib, strlen(lib));
+		}
+		elf_end(e);
+	}
+	close(fd);
+	return found;
+}
+
+/* The workload's libstdc++ as target_file finds its libc (the executable must need it
+ * when it is not mapped yet); "" when it has none. */
+static void cxx_file(pid_t pid, int spawned, char *out, size_t len)
+{
+	char maps[64], exe[64], path[4096];
+	ssize_t n;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	if (!mapped_lib(maps, 1, out, len))
+		return;
+	out[0] = '\0';
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (!spawned || (n = readlink(exe, path, sizeof(path) - 1)) <= 0)
+		return;
+	path[n] = '\0';
+	if (!needs(path, "libstdc++.so") || mapped_lib("/proc/self/maps", 1, out, len))
+		out[0] = '\0';
 }
 
 /* The uprobe PMU's type and the bit of its retprobe format ("config:0"); -1 if absent. */
@@ -196,14 +253,13 @@ static void probe_attr(struct perf_event_attr *a, uint32_t type, const char *pat
 	a->inherit = 0;		/* see alloc.h: what inheriting them cost */
 	a->sample_id_all = 1;
 	a->exclude_hv = 1;
-	/* Wake the recorder every 256 of them, so that the budget is checked that often
+	/* Wake the recorder every 64 of them, so that the budget is checked that often
 	 * (the other events wake it per 16 KiB of ring). */
-	a->wakeup_events = 256;
+	a->wakeup_events = 64;
 }
 
 int hm_alloc_probes_build(struct hm_alloc_probes *p, pid_t pid, int spawned)
 {
-	const char *path;
 	uint32_t type;
 	int ret_bit;
 
@@ -220,11 +276,13 @@ int hm_alloc_probes_build(struct hm_alloc_probes *p, pid_t pid, int spawned)
 			 "named by type only", (int)pid);
 		return -1;
 	}
-	path = p->path;		/* the kernel reads it at perf_event_open only */
+	cxx_file(pid, spawned, p->path_cxx, sizeof(p->path_cxx));
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-		uint64_t off = hm_alloc_sym_offset(p->path, fns[i].sym);
+		/* the kernel reads the path at perf_event_open only */
+		const char *path = fns[i].cxx ? p->path_cxx : p->path;
+		uint64_t off = *path ? hm_alloc_sym_offset(path, fns[i].sym) : 0;
 
-		if (!off)
+		if (!off || p->n + 2 > HM_ALLOC_MAX_PROBES)
 			continue;
 		probe_attr(&p->attrs[p->n], type, path, off, 0);
 		p->names[p->n++] = fns[i].entry;

@@ -11,7 +11,7 @@
 #include "core/err.h"
 
 #define HM_MAX_WATCH 4		/* x86 has four debug registers */
-#define HM_MAX_EVENTS 24	/* timer or PMU events, 4 watchpoints, 13 allocation probes */
+#define HM_MAX_EVENTS 32	/* timer or PMU events, 4 watchpoints, 17 allocation probes */
 
 struct hm_record_opts {
 	int timer;			/* cpu-clock samples with registers */

@@ -12,6 +12,8 @@
 #     in the array is thread_arg_t[k] with k = (its object's base - ADDR) / 24, from the
 #     calloc at LINE;
 #   - the workload's threads still run (the probes once made pthread_create fail);
+#   - C++: new S[3] in a small program compiled here is named "new[] at FILE:LINE", with
+#     its element, from a watchpoint on s[1].a (one store);
 #   - without the uprobe PMU, or with the probes refused (the test hooks
 #     HITMAP_ALLOC_FAIL and HITMAP_ALLOC_FAIL_OPEN), record says so once, records the
 #     rest, and the report names the type alone; --no-alloc records no probe.
@@ -110,7 +112,37 @@ for b in bad[:3]:
     print("    %s | %s | want %s" % b)
 PY
 
-# 3. no uprobe PMU, probes refused, --no-alloc
+# 3. C++ operator new[] (it tail-calls operator new, which calls malloc: the outer wins)
+if command -v g++ >/dev/null; then
+	cat >"$T/n.cc" <<'CC'
+#include <cstdio>
+struct S { long a, b, c; };
+int main(int argc, char **)
+{
+	S *s = new S[3];
+	std::printf("s %p\n", (void *)s);
+	s[1].a = argc;
+	std::printf("%ld\n", s[1].a);
+	delete[] s;
+	return 0;
+}
+CC
+	g++ -O1 -g -o "$T/n" "$T/n.cc"
+	S=$(setarch -R "$T/n" | sed -n 's/^s \(0x[0-9a-f]*\)$/\1/p')
+	setarch -R "$H" record -c watch --watch "$(printf '0x%x' $((S + 24)))/8:w" -o "$T/n.data" \
+		-- "$T/n" >/dev/null 2>"$T/n.err"
+	"$H" report -i "$T/n.data" --json >"$T/n.json" 2>>"$T/n.err"
+	NL=$(grep -n 'new S\[3\]' "$T/n.cc" | cut -d: -f1)
+	if perf script -i "$T/n.data" -F event,ip,sym,uregs 2>/dev/null | grep 'hitmap:new_array_ret' |
+		grep -q " main .*AX:$S " && grep -q "new\[\] at n.cc:$NL" "$T/n.json" &&
+		grep -q '"S\[1\]\.a"' "$T/n.json"; then
+		ok "alloc: C++ new S[3] returns $S to main (perf script); the store is S[1].a from new[] at n.cc:$NL"
+	else nok "alloc: C++ operator new[]" "$(cat "$T/n.err")" "$(grep -o '"field": "[^"]*"\|"object": "[^"]*"' "$T/n.json" | head -4)"; fi
+else
+	ok "alloc: C++ operator new[] # skip: no g++"
+fi
+
+# 4. no uprobe PMU, probes refused, --no-alloc
 for hook in HITMAP_ALLOC_FAIL HITMAP_ALLOC_FAIL_OPEN; do
 	env "$hook=1" "$H" record -c timer -o "$T/f.data" -- "$P" 2000000 >"$T/f.out" 2>"$T/f.err"
 	rc=$?

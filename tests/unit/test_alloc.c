@@ -135,6 +135,26 @@ static void test_realloc_through_malloc_named_by_outer_call(void **state)
 	hm_alloc_map_free(m);
 }
 
+/* operator new calls malloc: the block is new's, from the program's call site. */
+static void test_operator_new_keeps_its_site_over_mallocs(void **state)
+{
+	struct hm_alloc_map *m = hm_alloc_map_new();
+	const struct hm_alloc_obj *o;
+
+	(void)state;
+	entry(m, "hitmap:new_array", 7, 10, 96, 0, 0);
+	entry(m, "hitmap:malloc", 7, 11, 96, 0, 0);
+	ret(m, "hitmap:malloc_ret", 7, 12, 0x3000, IN_LIBC);
+	ret(m, "hitmap:new_array_ret", 7, 13, 0x3000, CALLER);
+	hm_alloc_map_seal(m);
+	o = hm_alloc_map_find(m, PID, 0x3000, 20);
+	assert_non_null(o);
+	assert_int_equal(o->kind, HM_AK_NEW_ARRAY);
+	assert_int_equal(o->size, 96);
+	assert_int_equal(o->site_ip, CALLER);
+	hm_alloc_map_free(m);
+}
+
 static void test_free_ends_the_object_at_its_time(void **state)
 {
 	struct hm_alloc_map *m = hm_alloc_map_new();
@@ -291,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_calloc_entry_and_return_make_one_object),
 		cmocka_unit_test(test_return_before_entry_in_file_order_still_pairs),
 		cmocka_unit_test(test_realloc_through_malloc_named_by_outer_call),
+		cmocka_unit_test(test_operator_new_keeps_its_site_over_mallocs),
 		cmocka_unit_test(test_free_ends_the_object_at_its_time),
 		cmocka_unit_test(test_overlapping_allocation_ends_the_older),
 		cmocka_unit_test(test_posix_memalign_result_read_from_callers_stack),

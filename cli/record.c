@@ -62,8 +62,8 @@ static void record_usage(FILE *out)
 		"  --no-alloc   do not probe malloc/calloc/realloc/free/aligned_alloc/memalign/\n"
 		"               posix_memalign (on by default, not with -a): heap objects are\n"
 		"               then named by type only, without allocation site or element\n"
-		"  --alloc-budget N  allocation events per 100 ms before the probes pause until\n"
-		"               the next 100 ms (default 400; bounds the cost, docs/alloc.md)\n\n"
+		"  --alloc-budget N  allocation events recorded before the probes are removed\n"
+		"               (default 50000; bounds the cost, docs/alloc.md)\n\n"
 		"Exit status: the workload's (128+N if it died of signal N); 1 usage, 2 bad\n"
 		"input, 3 cannot record here (no PMU, no permission, no debug register).\n");
 }
@@ -301,8 +301,9 @@ static void summary(struct record_args *a, const struct hm_record_stats *st)
 		fprintf(stderr, "hitmap record: %llu allocation %s%s\n",
 			(unsigned long long)st->alloc_events,
 			cli_plural(st->alloc_events, "event", "events"),
-			st->alloc_paused ? ", probes paused by --alloc-budget; heap objects "
-					   "allocated while paused are named by type only" : "");
+			st->alloc_stopped ? "; --alloc-budget reached, so the probes were removed: "
+					    "later allocations are not named (raise it to name them)"
+					  : "");
 	if (st->alloc_note[0])
 		fprintf(stderr, "hitmap record: %s\n", st->alloc_note);
 	if (st->stopped_by)

@@ -31,9 +31,10 @@ struct probe_fn {
 
 static const struct probe_fn fns[] = {
 	{"malloc", "hitmap:malloc", "hitmap:malloc_ret", 0},
+	/* the busiest first: probes are removed in this order when the budget is spent */
+	{"free", "hitmap:free", NULL, 0},
 	{"calloc", "hitmap:calloc", "hitmap:calloc_ret", 0},
 	{"realloc", "hitmap:realloc", "hitmap:realloc_ret", 0},
-	{"free", "hitmap:free", NULL, 0},
 	{"aligned_alloc", "hitmap:aligned_alloc", "hitmap:aligned_alloc_ret", 0},
 	{"memalign", "hitmap:memalign", "hitmap:memalign_ret", 0},
 	{"posix_memalign", "hitmap:posix_memalign", "hitmap:posix_memalign_ret", 0},

@@ -103,7 +103,7 @@ static size_t target_pids(const struct hm_record_opts *o, pid_t child, pid_t *pi
 
 /* Closes the allocation probes of the session (all of its fds from first_alloc on) and
  * keeps the others; returns how many fds are left. */
-static int close_alloc(struct hm_session *s)
+int hm_session_close_alloc(struct hm_session *s)
 {
 	int keep = 0, n = 0, *fds = malloc(((size_t)s->nr_fds + 1) * sizeof(int));
 
@@ -131,7 +131,7 @@ static int close_alloc(struct hm_session *s)
  * probes are closed, the reason kept for record to say once. */
 static void drop_alloc(struct hm_session *s, int k, int e)
 {
-	close_alloc(s);
+	hm_session_close_alloc(s);
 	for (int j = s->first_alloc; j < s->nr_events; j++)
 		s->nr_ids[j] = 0;
 	snprintf(s->st->alloc_note, sizeof(s->st->alloc_note), "allocation tracking off: %.64s "
@@ -294,7 +294,7 @@ static void session_free(struct hm_session *s)
 			close(s->fds[i].fd), s->fds[i].fd = -1;
 	if (s->w)
 		hm_perfdata_writer_close(s->w);
-	close_alloc(s);
+	hm_session_close_alloc(s);
 	for (int i = 0; i < s->nr_rings; i++)
 		hm_ring_close(&s->rings[i]);
 	for (int i = 0; i < s->nr_fds; i++)

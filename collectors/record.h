@@ -28,8 +28,8 @@ struct hm_record_opts {
 	int system_wide;		/* -a */
 	int alloc;			/* also probe the malloc family (collectors/alloc.h);
 					 * not with -a */
-	unsigned alloc_budget;		/* allocation events per 100 ms window before the
-					 * probes pause; 0: HM_ALLOC_BUDGET */
+	unsigned alloc_budget;		/* allocation events before the probes are closed;
+					 * 0: HM_ALLOC_BUDGET */
 	char *const *argv;		/* the command, or NULL */
 	const char *output;
 	const char *const *cmdline;	/* hitmap's own command line, for the CMDLINE feature */
@@ -49,7 +49,7 @@ struct hm_record_stats {
 	int status;			/* waitpid status */
 	int stopped_by;			/* signal that ended the recording, 0 if none */
 	uint64_t alloc_events;		/* allocation-family samples recorded */
-	uint32_t alloc_paused;		/* windows cut short by the allocation budget */
+	int alloc_stopped;		/* the allocation budget was spent: probes closed */
 	char alloc_note[640];		/* allocation tracking off or incomplete: why, once */
 };
 

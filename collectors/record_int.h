@@ -45,14 +45,14 @@ struct hm_session {
 	int first_alloc;		/* nr_events when there are none */
 	int first_alloc_ring;		/* rings from here on are the probes' */
 	struct hm_map64 alloc_ids;	/* their sample ids */
-	uint64_t alloc_window;		/* allocation samples in this window */
-	long long alloc_window_start;
-	int alloc_off;			/* the budget is spent: probes disabled */
+	int alloc_stopped;		/* the budget is spent: probes closed */
 };
 
 void hm_session_names_init(struct hm_session *s);
 void hm_session_names_free(struct hm_session *s);
 void hm_session_note_file(void *ctx, const char *file);	/* a hm_synth_note_fn */
+/* Closes the allocation probes and their rings (record.c). */
+int hm_session_close_alloc(struct hm_session *s);
 int hm_session_run(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
 		   struct hm_err *err);
 

@@ -71,7 +71,6 @@ static int take_record(void *ctx, const struct perf_event_header *h)
 		if (s->alloc_ids.len && h->size >= 16 &&
 		    hm_map64_get(&s->alloc_ids, *(const uint64_t *)(const void *)(h + 1))) {
 			s->st->alloc_events++;
-			s->alloc_window++;
 		}
 	}
 	else if (h->type == PERF_RECORD_LOST)
@@ -114,34 +113,27 @@ static void duty_cycle(struct hm_session *s, const struct hm_record_opts *o, lon
 	*armed = want;
 }
 
-static void set_alloc(struct hm_session *s, int on)
-{
-	for (int i = 0; i < s->nr_fds; i++)
-		if (s->fds[i].event >= s->first_alloc)
-			ioctl(s->fds[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
-}
 
-/* The bound on what allocation tracking costs: each probe hit is a trap (about 25 us
- * in this VM, bench/alloc.sh), so after budget events in a window the probes are off
- * until the next one: 400 per 100 ms is at most about 10% of one CPU here. The recorder is woken every 64 of them (alloc.c), so a window
- * overshoots by what arrives while it is scheduled, not by a whole window. */
-static void alloc_budget(struct hm_session *s, const struct hm_record_opts *o, long long t)
+/* The bound on what allocation tracking costs: each probe hit is a trap (9 to 25 us in
+ * this VM, bench/alloc.sh), and disabling the events (ioctl) leaves the breakpoints in
+ * place: measured, the workload kept 77% of the cost. Only closing them removes the
+ * breakpoints, and a closed probe cannot come back under the same id. So after budget
+ * events the probes are closed for the rest of the recording. The recorder is woken
+ * every 64 probe samples (alloc.c), and the kernel takes about 100 ms per probe to
+ * remove it: that is the overshoot. */
+static void alloc_budget(struct hm_session *s, const struct hm_record_opts *o)
 {
 	uint64_t budget = o->alloc_budget ? o->alloc_budget : HM_ALLOC_BUDGET;
 
-	if (!s->alloc_ids.len)
+	if (s->alloc_stopped || !s->alloc_ids.len || s->st->alloc_events < budget)
 		return;
-	if (t - s->alloc_window_start >= HM_ALLOC_WINDOW_NS) {
-		s->alloc_window_start = t;
-		s->alloc_window = 0;
-		if (s->alloc_off)
-			set_alloc(s, 1);
-		s->alloc_off = 0;
-	} else if (!s->alloc_off && s->alloc_window >= budget) {
-		set_alloc(s, 0);
-		s->alloc_off = 1;
-		s->st->alloc_paused++;
-	}
+	for (int i = 0; i < s->nr_fds; i++)	/* no more samples while they go */
+		if (s->fds[i].event >= s->first_alloc)
+			ioctl(s->fds[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	drain_all(s);
+	hm_session_close_alloc(s);
+	s->alloc_stopped = 1;
+	s->st->alloc_stopped = 1;
 }
 
 static int child_gone(pid_t child, struct hm_record_stats *st)
@@ -170,18 +162,18 @@ static int loop(struct hm_session *s, const struct hm_record_opts *o, pid_t chil
 	pid_t attached = child <= 0 && !o->argv ? o->pid : 0;
 	int armed = 1;
 
-	for (int i = 0; i < s->nr_rings; i++)
-		pfd[i] = (struct pollfd){.fd = s->rings[i].fd, .events = POLLIN};
 	for (;;) {
 		long long t;
 
-		/* paused probes come back at the next window, not a poll later */
-		poll(pfd, (nfds_t)s->nr_rings, s->alloc_off ? 10 : POLL_MS);
+		/* the probes' rings go when the budget is spent */
+		for (int i = 0; i < s->nr_rings; i++)
+			pfd[i] = (struct pollfd){.fd = s->rings[i].fd, .events = POLLIN};
+		poll(pfd, (nfds_t)s->nr_rings, POLL_MS);
 		if (drain_all(s))
 			return -1;
 		t = now_ns();
 		duty_cycle(s, o, t, &armed);
-		alloc_budget(s, o, t);
+		alloc_budget(s, o);
 		if (t - last_sync > SYNC_NS) {
 			if (hm_perfdata_sync(s->w, err))
 				return -1;

@@ -14,6 +14,7 @@
 #   - the workload's threads still run (the probes once made pthread_create fail);
 #   - C++: new S[3] in a small program compiled here is named "new[] at FILE:LINE", with
 #     its element, from a watchpoint on s[1].a (one store);
+#   - --alloc-budget: the probes are removed once it is spent, and record says so;
 #   - without the uprobe PMU, or with the probes refused (the test hooks
 #     HITMAP_ALLOC_FAIL and HITMAP_ALLOC_FAIL_OPEN), record says so once, records the
 #     rest, and the report names the type alone; --no-alloc records no probe.
@@ -155,6 +156,16 @@ for hook in HITMAP_ALLOC_FAIL HITMAP_ALLOC_FAIL_OPEN; do
 		ok "alloc: $hook: record says so once and records the rest; no allocation names"
 	else nok "alloc: $hook: record continues without allocation tracking" "rc=$rc lines=$lines probes=$probes heap=$heap" "$(cat "$T/f.err")"; fi
 done
+# the budget: the probes are removed after it, record says so, and what it wrote is what
+# it counted (perf script's count of hitmap: events)
+"$H" record -c timer --alloc-budget 100 -o "$T/b.data" -- examples/bin/alloc_churn 20000 \
+	>"$T/b.out" 2>"$T/b.err"
+rc=$?
+said=$(sed -n 's/.*: \([0-9]*\) allocation events; --alloc-budget reached.*/\1/p' "$T/b.err")
+probes=$(perf script -i "$T/b.data" -F event 2>/dev/null | grep -c 'hitmap:')
+if [ $rc = 0 ] && [ -n "$said" ] && [ "$said" -ge 100 ] && [ "$probes" = "$said" ] && [ -s "$T/b.out" ]; then
+	ok "alloc: --alloc-budget 100: probes removed after $said events, as record says"
+else nok "alloc: --alloc-budget" "rc=$rc said=$said probes=$probes" "$(cat "$T/b.err")"; fi
 "$H" record -c timer --no-alloc -o "$T/n.data" -- "$P" 2000000 >/dev/null 2>"$T/n.err"
 probes=$(perf script -i "$T/n.data" -F event 2>/dev/null | grep -c 'hitmap:')
 if [ "$probes" = 0 ] && ! grep -q 'allocation' "$T/n.err"; then

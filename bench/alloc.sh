@@ -65,14 +65,14 @@ bench() {	# LABEL WORKLOAD...
 	awk -v n="$none" -v o="$off" -v e="$ev_off" -v on="$on" -v label="$label" 'BEGIN {
 		printf "  %s: record with tracking / without: %.2fx (default budget), %.2fx (no budget)",
 			label, on / n, o / n
-		if (e > 0 && o > n) printf "; %.2f us per probe hit", (o - n) / e * 1e6
+		if (e >= 10000 && o > n) printf "; %.2f us per probe hit", (o - n) / e * 1e6
 		printf "\n" }'
 }
 
 printf '%-28s %8s %8s %8s %10s %12s %10s\n' "workload" "bare" "no-alloc" "alloc" "events" \
 	"no-budget" "events"
 bench "alloc_churn 200000" "$CHURN" 200000
-bench "alloc_array 20000000" "$ARRAY" 20000000
+bench "alloc_array 100000000" "$ARRAY" 100000000
 say "the budget: $(grep -o 'HM_ALLOC_BUDGET [0-9]*' "$ROOT/collectors/alloc.h" | cut -d' ' -f2) \
 allocation events, then the probes are removed for the rest of the run"
 exit 0

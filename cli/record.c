@@ -304,10 +304,6 @@ static void summary(struct record_args *a, const struct hm_record_stats *st)
 			st->alloc_stopped ? "; --alloc-budget reached, so the probes were removed: "
 					    "later allocations are not named (raise it to name them)"
 					  : "");
-	if (st->alloc_unprobed)
-		fprintf(stderr, "hitmap record: %u threads started after the first %d probed ones "
-				"have no allocation probes: their allocations are not named\n",
-			st->alloc_unprobed, 256);
 	if (st->alloc_note[0])
 		fprintf(stderr, "hitmap record: %s\n", st->alloc_note);
 	if (st->stopped_by)

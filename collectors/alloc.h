@@ -29,7 +29,7 @@ struct hm_alloc_probes {
 /* Fills p with one event per probe for workload pid (spawned: stopped at exec, its libc
  * not mapped yet). The events are not inherited: they probe the threads that exist when
  * they are opened (a command's main thread, the threads of -p), and follow them across
- * exec; threads started later get their own (alloc_track.c). Inherited uprobe-PMU events cost each new thread one uprobe registration per
+ * exec. Inherited uprobe-PMU events cost each new thread one uprobe registration per
  * probe, each exiting thread about 100 ms per probe here (the unregistration waits for
  * a grace period), and one thread's exit removed the other threads' breakpoints
  * (kernel 6.18: the main thread's mallocs after a pthread_join went unrecorded; perf's

@@ -198,7 +198,6 @@ static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid
 	for (int k = s->first_alloc; k < s->nr_events; k++)
 		for (uint32_t i = 0; i < s->nr_ids[k]; i++)
 			hm_map64_put(&s->alloc_ids, s->ids[k][i], (void *)1);
-	hm_alloc_track_init(s, pids, np);
 	return 0;
 }
 
@@ -303,8 +302,6 @@ static void session_free(struct hm_session *s)
 			close(s->fds[i].fd);
 	hm_session_names_free(s);
 	hm_map64_free(&s->alloc_ids);
-	hm_map64_free(&s->alloc_tids);
-	hm_map64_free(&s->alloc_remap);
 	free(s);
 }
 
@@ -327,8 +324,6 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 	s->st = st;
 	hm_session_names_init(s);
 	hm_map64_init(&s->alloc_ids);
-	hm_map64_init(&s->alloc_tids);
-	hm_map64_init(&s->alloc_remap);
 	if (o->nr_watches && hm_watch_selftest(err))
 		goto out;
 	if (o->argv && hm_target_spawn(o->argv, &child, err))

@@ -50,7 +50,6 @@ struct hm_record_stats {
 	int stopped_by;			/* signal that ended the recording, 0 if none */
 	uint64_t alloc_events;		/* allocation-family samples recorded */
 	int alloc_stopped;		/* the allocation budget was spent: probes closed */
-	uint32_t alloc_unprobed;	/* threads started past the probed-thread limit */
 	char alloc_note[640];		/* allocation tracking off or incomplete: why, once */
 };
 

@@ -13,8 +13,6 @@
 #define HM_MAX_FDS 4096
 #define HM_MAX_IDS 4096
 #define HM_MAX_RINGS (HM_MAX_CPUS + 256)	/* per CPU, and per probed thread */
-#define HM_ALLOC_MAX_THREADS 256		/* threads given allocation probes */
-#define HM_ALLOC_PENDING 64			/* new threads seen in one drain */
 
 struct hm_sfd {
 	int fd, event, cpu;
@@ -48,23 +46,11 @@ struct hm_session {
 	int first_alloc_ring;		/* rings from here on are the probes' */
 	struct hm_map64 alloc_ids;	/* their sample ids */
 	int alloc_stopped;		/* the budget is spent: probes closed */
-	/* alloc_track.c: probes for the threads started while recording */
-	struct hm_map64 alloc_tids;	/* tid + 1 of every probed thread */
-	struct hm_map64 alloc_remap;	/* their probes' ids -> the probe's first id */
-	pid_t alloc_pending[HM_ALLOC_PENDING];
-	int alloc_npending, alloc_nthreads;
-	uint8_t alloc_patch[65536];	/* a sample rewritten under its probe's first id */
 };
 
 void hm_session_names_init(struct hm_session *s);
 void hm_session_names_free(struct hm_session *s);
 void hm_session_note_file(void *ctx, const char *file);	/* a hm_synth_note_fn */
-/* alloc_track.c */
-void hm_alloc_track_init(struct hm_session *s, const pid_t *tids, size_t n);
-void hm_alloc_track_fork(struct hm_session *s, const struct perf_event_header *h);
-void hm_alloc_track_open(struct hm_session *s);
-const struct perf_event_header *hm_alloc_track_patch(struct hm_session *s,
-						      const struct perf_event_header *h);
 /* Closes the allocation probes and their rings (record.c). */
 int hm_session_close_alloc(struct hm_session *s);
 int hm_session_run(struct hm_session *s, const struct hm_record_opts *o, pid_t child,

@@ -63,7 +63,6 @@ static void note_file(struct hm_session *s, const struct perf_event_header *h)
 static int take_record(void *ctx, const struct perf_event_header *h)
 {
 	struct hm_session *s = ctx;
-	const struct perf_event_header *patched = hm_alloc_track_patch(s, h);
 
 	s->st->records++;
 	if (h->type == PERF_RECORD_SAMPLE) {
@@ -78,10 +77,6 @@ static int take_record(void *ctx, const struct perf_event_header *h)
 		s->st->lost += ((const uint64_t *)(h + 1))[1];
 	else if (h->type == PERF_RECORD_MMAP || h->type == PERF_RECORD_MMAP2)
 		note_file(s, h);
-	else if (h->type == PERF_RECORD_FORK)
-		hm_alloc_track_fork(s, h);
-	if (patched)
-		h = patched;
 	if (hm_perfdata_write_raw(s->w, h, h->size, s->err)) {
 		s->failed = 1;
 		return -1;
@@ -176,7 +171,6 @@ static int loop(struct hm_session *s, const struct hm_record_opts *o, pid_t chil
 		poll(pfd, (nfds_t)s->nr_rings, POLL_MS);
 		if (drain_all(s))
 			return -1;
-		hm_alloc_track_open(s);
 		t = now_ns();
 		duty_cycle(s, o, t, &armed);
 		alloc_budget(s, o);

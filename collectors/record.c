@@ -138,7 +138,6 @@ static void drop_alloc(struct hm_session *s, int k, int e)
 		 "on %.400s: %s%s; heap objects will be named by type only (--no-alloc hides this)",
 		 s->names[k], s->alloc.path, strerror(e),
 		 e == EACCES || e == EPERM ? " (uprobes need root or perf_event_paranoid -1)" : "");
-	s->nr_events = s->first_alloc;
 }
 
 /* 0, -1 with err, or for an allocation probe the errno that refused it. The test hook
@@ -181,24 +180,37 @@ static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid
 			for (int c = 0; c < ncpu; c++)
 				if (open_one(s, k, pids[p], (int)p, c, err))
 					return -1;
-	/* a probe per thread (cpu -1, one ring per thread), not per CPU: closing one
-	 * waits for a grace period */
+	return 0;
+}
+
+/* The probes go on after the file exists and holds the process's maps: registering one
+ * took up to 150 ms on this loaded machine (it walks every mapping of libc), and a -p
+ * process that exits meanwhile would leave a file without its maps. The header was
+ * written by then, so it declares each probe with one id of hitmap's own (HM_ALLOC_ID:
+ * kernel ids count up from 1), and take_record writes their samples under it. One
+ * probe per thread (cpu -1, one ring per thread), not per CPU: closing one waits for a
+ * grace period. */
+static void open_alloc(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
+		       struct hm_err *err)
+{
+	pid_t pids[256];
+	size_t np = s->first_alloc < s->nr_events ? target_pids(o, child, pids, 256) : 0;
+
 	s->first_alloc_ring = s->nr_rings;
+	for (size_t p = 0; p < np; p++)
+		s->ring_of_pid[p] = -1;
 	for (int k = s->first_alloc; k < s->nr_events; k++)
 		for (size_t p = 0; p < np; p++) {
 			int rc = open_one(s, k, pids[p], (int)p, -1, err);
 
-			if (rc > 0) {
-				drop_alloc(s, k, rc);
-				return 0;
+			if (rc) {
+				drop_alloc(s, k, rc > 0 ? rc : EIO);
+				return;
 			}
-			if (rc)
-				return -1;
 		}
 	for (int k = s->first_alloc; k < s->nr_events; k++)
 		for (uint32_t i = 0; i < s->nr_ids[k]; i++)
-			hm_map64_put(&s->alloc_ids, s->ids[k][i], (void *)1);
-	return 0;
+			hm_map64_put(&s->alloc_ids, s->ids[k][i], (void *)(uintptr_t)(HM_ALLOC_ID + k));
 }
 
 /* The malloc family's probes, after every other event: the first event stays the one
@@ -269,8 +281,9 @@ static int create_output(struct hm_session *s, const struct hm_record_opts *o, p
 	memset(pa, 0, sizeof(pa));
 	for (int k = 0; k < s->nr_events; k++) {
 		pa[k].attr = s->attrs[k];
-		pa[k].ids = s->ids[k];
-		pa[k].nr_ids = s->nr_ids[k];
+		s->alloc_id[k] = HM_ALLOC_ID + (uint64_t)k;
+		pa[k].ids = k < s->first_alloc ? s->ids[k] : &s->alloc_id[k];
+		pa[k].nr_ids = k < s->first_alloc ? s->nr_ids[k] : 1;
 		pa[k].name = s->names[k];
 	}
 	if (hm_perfdata_create(o->output, pa, (uint32_t)s->nr_events, 0, &s->w, err))
@@ -334,6 +347,7 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 	build_events(s, o, child);
 	if (open_events(s, o, child, err) || create_output(s, o, child, err))
 		goto kill;
+	open_alloc(s, o, child, err);
 	rc = hm_session_run(s, o, child, err);
 	goto out;
 kill:

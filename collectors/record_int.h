@@ -13,6 +13,7 @@
 #define HM_MAX_FDS 4096
 #define HM_MAX_IDS 4096
 #define HM_MAX_RINGS (HM_MAX_CPUS + 256)	/* per CPU, and per probed thread */
+#define HM_ALLOC_ID (1ULL << 62)		/* the ids the file gives the probes */
 
 struct hm_sfd {
 	int fd, event, cpu;
@@ -44,7 +45,9 @@ struct hm_session {
 	struct hm_alloc_probes alloc;	/* events first_alloc.. are its probes */
 	int first_alloc;		/* nr_events when there are none */
 	int first_alloc_ring;		/* rings from here on are the probes' */
-	struct hm_map64 alloc_ids;	/* their sample ids */
+	struct hm_map64 alloc_ids;	/* their kernel ids -> the file's (HM_ALLOC_ID + k) */
+	uint64_t alloc_id[HM_MAX_EVENTS];
+	uint8_t alloc_patch[65536];	/* a probe sample rewritten under the file's id */
 	int alloc_stopped;		/* the budget is spent: probes closed */
 };
 

@@ -66,11 +66,17 @@ static int take_record(void *ctx, const struct perf_event_header *h)
 
 	s->st->records++;
 	if (h->type == PERF_RECORD_SAMPLE) {
+		uint64_t id, to;
+
 		s->st->samples++;
-		/* every event has PERF_SAMPLE_IDENTIFIER when there are probes: the id first */
-		if (s->alloc_ids.len && h->size >= 16 &&
-		    hm_map64_get(&s->alloc_ids, *(const uint64_t *)(const void *)(h + 1))) {
+		/* every event has PERF_SAMPLE_IDENTIFIER when there are probes: the id first;
+		 * a probe's goes out as the file's id for it (record.c, open_alloc) */
+		if (s->alloc_ids.len && h->size >= 16 && (memcpy(&id, h + 1, 8), 1) &&
+		    (to = (uint64_t)(uintptr_t)hm_map64_get(&s->alloc_ids, id))) {
 			s->st->alloc_events++;
+			memcpy(s->alloc_patch, h, h->size);
+			memcpy(s->alloc_patch + sizeof(*h), &to, 8);
+			h = (const struct perf_event_header *)(const void *)s->alloc_patch;
 		}
 	}
 	else if (h->type == PERF_RECORD_LOST)

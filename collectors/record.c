@@ -183,10 +183,11 @@ static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid
 	return 0;
 }
 
-/* The probes go on after the file exists and holds the process's maps: registering one
- * took up to 150 ms on this loaded machine (it walks every mapping of libc), and a -p
- * process that exits meanwhile would leave a file without its maps. The header was
- * written by then, so it declares each probe with one id of hitmap's own (HM_ALLOC_ID:
+/* For -p the probes go on after the file exists and holds the process's maps:
+ * registering one took up to 150 ms on this loaded machine (it write-locks every
+ * process's memory map that maps libc), and a process that exits meanwhile would leave
+ * a file without its maps. The header may be written by then, so it declares each
+ * probe with one id of hitmap's own (HM_ALLOC_ID:
  * kernel ids count up from 1), and take_record writes their samples under it. One
  * probe per thread (cpu -1, one ring per thread), not per CPU: closing one waits for a
  * grace period. */
@@ -345,9 +346,16 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 	if (o->resolve && o->resolve(o->resolve_ctx, st->pid, err))
 		goto kill;
 	build_events(s, o, child);
-	if (open_events(s, o, child, err) || create_output(s, o, child, err))
+	if (open_events(s, o, child, err))
 		goto kill;
-	open_alloc(s, o, child, err);
+	/* a command is stopped at exec: its probes first, so that the file, once it
+	 * exists, is recording; -p: after its maps are in the file (open_alloc) */
+	if (o->argv)
+		open_alloc(s, o, child, err);
+	if (create_output(s, o, child, err))
+		goto kill;
+	if (!o->argv)
+		open_alloc(s, o, child, err);
 	rc = hm_session_run(s, o, child, err);
 	goto out;
 kill:

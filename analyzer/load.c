@@ -1,5 +1,7 @@
 #include "analyzer/load.h"
 
+#include "analyzer/alloc.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -195,6 +197,8 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	hm_map64_free(&o->last);
 	hm_map64_init(&o->last);
 	hm_arena_free(&o->ar);
+	if (cut && rec->alloc)
+		hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), o->out, cut, 64);
 	if (cut && rec->flush(o->out, cut, rec->flush_arg))
 		return -1;
 	rec->total += cut;
@@ -252,6 +256,8 @@ static int read_samples(struct hm_recording *rec, int stream,
 					(uint32_t)ev.sample.period);
 			continue;
 		}
+		if (hm_alloc_is_sample(&ev))
+			continue;	/* a malloc-family probe: rec->alloc has it */
 		/* a wide access is one access per member it covers (resolve_wide.c) */
 		np = hm_resolver_sample_parts(rec->resolver, &ev, parts, HM_RESOLVE_MAX_PARTS);
 		for (size_t i = 0; i < np; i++) {
@@ -270,6 +276,9 @@ static int read_samples(struct hm_recording *rec, int stream,
 		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", rec->path);
 	if (!rec->order) {
 		enclose(rec, SIZE_MAX);
+		if (rec->alloc)
+			hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), rec->acc, rec->n,
+				      64);
 		rec->total += rec->n;
 	}
 	return rc < 0 ? -1 : 0;
@@ -342,6 +351,9 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 	hm_resolver_features(rec->resolver, hm_perfdata_features(rec->pd));
 	if (!stream && hm_recording_maps(path, track_map, rec->resolver, &(struct hm_err){0}) < 0)
 		stream = 1;	/* the sample pass reports what is wrong with the file */
+	/* heap objects by allocation: its own pass, as the maps' (analyzer/alloc.h) */
+	if (!stream && hm_alloc_map_read(path, &rec->alloc, err))
+		return -1;
 	if (hm_resolver_verify(rec->resolver, &rec->kernel_warning, err) ||
 	    read_samples(rec, stream, keep, ctx, err))
 		return -1;
@@ -389,6 +401,7 @@ void hm_recording_free(struct hm_recording *rec)
 	}
 	free(rec->acc);
 	hm_watched_free(&rec->watched);
+	hm_alloc_map_free(rec->alloc);
 	if (rec->resolver)
 		hm_resolver_close(rec->resolver);
 	if (rec->pd)

@@ -23,6 +23,7 @@ struct hm_recording {
 	void *flush_arg;
 	struct order *order;		/* load.c: time order across batches */
 	struct hm_watched watched;	/* a rotated watch recording's slices, else empty */
+	struct hm_alloc_map *alloc;	/* the recording's allocations, or NULL */
 };
 
 /* Calls fn with every MMAP and MMAP2 record of the file path, in time order, not file

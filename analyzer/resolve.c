@@ -352,6 +352,11 @@ const struct hm_resolve_stats *hm_resolver_stats(const struct hm_resolver *r)
 	return &r->st;
 }
 
+struct hm_code *hm_resolver_code(struct hm_resolver *r)
+{
+	return r->code;
+}
+
 struct hm_data *hm_resolver_data(struct hm_resolver *r)
 {
 	return r->data;

@@ -96,6 +96,8 @@ struct hm_func_count {
 	uint64_t count;
 };
 size_t hm_resolver_top_noaddr(const struct hm_resolver *r, struct hm_func_count *out, size_t n);
+/* The code symbolizer of the recording's address spaces (allocation sites). */
+struct hm_code *hm_resolver_code(struct hm_resolver *r);
 /* The data symbolizer's per-method counts and top unresolved ips. */
 struct hm_data *hm_resolver_data(struct hm_resolver *r);
 

@@ -39,6 +39,7 @@ more_benches() {
 	local rc=0
 	echo; HM_BENCH_INSTALL=$INSTALL "$ROOT/bench/diff.sh" "$HITMAP" || rc=$?
 	echo; "$ROOT/bench/record.sh" "$HITMAP" || rc=$?
+	echo; "$ROOT/bench/alloc.sh" "$HITMAP" || rc=$?
 	echo; "$ROOT/bench/symbolize.sh" "$HITMAP" || rc=$?
 	echo; "$ROOT/bench/report.sh" "$HITMAP" || rc=$?
 	echo; "$ROOT/bench/lab.sh" "$HITMAP" || rc=$?

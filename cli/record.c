@@ -61,7 +61,12 @@ static void record_usage(FILE *out)
 		"               (default 50)\n"
 		"  -F HZ        timer frequency (default 4000)   -k  also kernel mode\n"
 		"  -o FILE      output (default perf.data; an old one becomes perf.data.old)\n"
-		"  -m PAGES     ring pages per CPU, a power of two (default 64; 1024 with --watch)\n\n"
+		"  -m PAGES     ring pages per CPU, a power of two (default 64; 1024 with --watch)\n"
+		"  --no-alloc   do not probe malloc/calloc/realloc/free/aligned_alloc/memalign/\n"
+		"               posix_memalign (on by default, not with -a): heap objects are\n"
+		"               then named by type only, without allocation site or element\n"
+		"  --alloc-budget N  allocation events recorded before the probes are removed\n"
+		"               (default 50000; bounds the cost, docs/alloc.md)\n\n"
 		"Exit status: the workload's (128+N if it died of signal N); 1 usage, 2 bad\n"
 		"input, 3 cannot record here (no PMU, no permission, no debug register).\n");
 }
@@ -97,6 +102,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{"confirm", required_argument, NULL, 'C'}, {"sysroot", required_argument, NULL, 'R'},
 		{"buildid-dir", required_argument, NULL, 'B'},
 		{"watch-slice", required_argument, NULL, 'S'},
+		{"alloc", no_argument, NULL, 'A'}, {"no-alloc", no_argument, NULL, 'N'},
+		{"alloc-budget", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	unsigned v;
@@ -107,6 +114,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->o.duty_pct = 100;
 	a->o.slice_ms = CONFIRM_SLICE_MS;
 	a->o.output = "perf.data";
+	a->o.alloc = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:c:e:F:kap:o:m:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -129,6 +137,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'C': a->confirm = optarg; break;
 		case 'S': if (parse_uint("--watch-slice", optarg, 1, 10000, &a->o.slice_ms)) return -1;
 			a->slice_given = 1; break;
+		case 'A': a->o.alloc = 1; break;
+		case 'N': a->o.alloc = 0; break;
+		case 'L': if (parse_uint("--alloc-budget", optarg, 1, 1u << 30, &a->o.alloc_budget)) return -1; break;
 		case 'R': a->confirm_ro.sysroot = optarg; break;
 		case 'B': a->confirm_ro.buildid_dir = optarg; break;
 		case 'm':
@@ -312,6 +323,15 @@ static void summary(struct record_args *a, const struct hm_record_stats *st)
 	if (a->why_timer[0])
 		fprintf(stderr, "hitmap record: used -c timer%s (%s)\n",
 			a->ws.nr ? " and watchpoints" : "", why_not_pmu(a->why_timer));
+	if (st->alloc_events)
+		fprintf(stderr, "hitmap record: %llu allocation %s%s\n",
+			(unsigned long long)st->alloc_events,
+			cli_plural(st->alloc_events, "event", "events"),
+			st->alloc_stopped ? "; --alloc-budget reached, so the probes were removed: "
+					    "later allocations are not named (raise it to name them)"
+					  : "");
+	if (st->alloc_note[0])
+		fprintf(stderr, "hitmap record: %s\n", st->alloc_note);
 	if (st->stopped_by)
 		fprintf(stderr, "hitmap record: stopped by signal %d; the file is complete up to "
 				"that point\n", st->stopped_by);

@@ -72,7 +72,9 @@ static int add_fd(struct hm_session *s, int k, int pidx, int cpu, int fd, struct
 	s->fds[s->nr_fds] = (struct hm_sfd){.fd = fd, .event = k, .cpu = cpu, .pidx = pidx};
 	s->ids[k][s->nr_ids[k]++] = id;
 	s->nr_fds++;
-	if (s->ring_of_cpu[cpu] < 0) {
+	int *ring = cpu < 0 ? &s->ring_of_pid[pidx] : &s->ring_of_cpu[cpu];
+
+	if (*ring < 0) {
 		int rc = hm_ring_open(&s->rings[s->nr_rings], fd, s->pages, err);
 
 		if (rc && s->pages_min && s->pages > s->pages_min) {
@@ -81,8 +83,8 @@ static int add_fd(struct hm_session *s, int k, int pidx, int cpu, int fd, struct
 		}
 		if (rc)
 			return -1;
-		s->ring_of_cpu[cpu] = s->nr_rings++;
-	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[s->ring_of_cpu[cpu]].fd) != 0) {
+		*ring = s->nr_rings++;
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[*ring].fd) != 0) {
 		return hm_err_set(err, HM_EXIT_ENV, "PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(errno));
 	}
 	return 0;
@@ -99,6 +101,65 @@ static size_t target_pids(const struct hm_record_opts *o, pid_t child, pid_t *pi
 	return hm_target_threads(o->pid, pids, cap);
 }
 
+/* Closes the allocation probes of the session (all of its fds from first_alloc on) and
+ * keeps the others; returns how many fds are left. */
+int hm_session_close_alloc(struct hm_session *s)
+{
+	int keep = 0, n = 0, *fds = malloc(((size_t)s->nr_fds + 1) * sizeof(int));
+
+	if (s->first_alloc_ring < s->nr_rings) {
+		for (int i = s->first_alloc_ring; i < s->nr_rings; i++)
+			hm_ring_close(&s->rings[i]);
+		s->nr_rings = s->first_alloc_ring;
+	}
+	for (int i = 0; i < s->nr_fds; i++) {
+		if (s->fds[i].event < s->first_alloc)
+			s->fds[keep++] = s->fds[i];
+		else if (fds)
+			fds[n++] = s->fds[i].fd;
+		else
+			close(s->fds[i].fd);
+	}
+	if (fds)
+		hm_alloc_close_fds(fds, n);
+	free(fds);
+	return s->nr_fds = keep;
+}
+
+/* An allocation probe that cannot be opened (no uprobes, not root, a libc the kernel
+ * refuses to probe) costs the recording its allocation names, not the recording: all
+ * probes are closed, the reason kept for record to say once. */
+static void drop_alloc(struct hm_session *s, int k, int e)
+{
+	hm_session_close_alloc(s);
+	for (int j = s->first_alloc; j < s->nr_events; j++)
+		s->nr_ids[j] = 0;
+	snprintf(s->st->alloc_note, sizeof(s->st->alloc_note), "allocation tracking off: %.64s "
+		 "on %.400s: %s%s; heap objects will be named by type only (--no-alloc hides this)",
+		 s->names[k], s->alloc.path, strerror(e),
+		 e == EACCES || e == EPERM ? " (uprobes need root or perf_event_paranoid -1)" : "");
+}
+
+/* 0, -1 with err, or for an allocation probe the errno that refused it. The test hook
+ * HITMAP_ALLOC_FAIL_OPEN=1 refuses every allocation probe as a non-root user is. */
+static int open_one(struct hm_session *s, int k, pid_t pid, int p, int c, struct hm_err *err)
+{
+	int alloc = k >= s->first_alloc;
+	int fd = alloc && getenv("HITMAP_ALLOC_FAIL_OPEN")
+			 ? (errno = EACCES, -1)
+			 : perf_open(&s->attrs[k], pid, c, leader_fd(s, k, p, c));
+
+	if (fd < 0) {
+		if (errno == ESRCH)
+			return 0;	/* a thread of -p exited */
+		if (alloc)
+			return errno;
+		open_error(s, k, errno, err);
+		return -1;
+	}
+	return add_fd(s, k, p, c, fd, err) ? -1 : 0;
+}
+
 static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
 		       struct hm_err *err)
 {
@@ -112,24 +173,66 @@ static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid
 		ncpu = HM_MAX_CPUS;
 	for (int c = 0; c < ncpu; c++)
 		s->ring_of_cpu[c] = -1;
-	for (int k = 0; k < s->nr_events; k++)
+	for (size_t p = 0; p < np; p++)
+		s->ring_of_pid[p] = -1;
+	for (int k = 0; k < s->first_alloc; k++)
 		for (size_t p = 0; k != s->marker_event && p < np; p++)
-			for (int c = 0; c < ncpu; c++) {
-				int fd = perf_open(&s->attrs[k], pids[p], c,
-						   leader_fd(s, k, (int)p, c));
-
-				if (fd < 0) {
-					if (errno == ESRCH)
-						continue;	/* a thread of -p exited */
-					return open_error(s, k, errno, err);
-				}
-				if (add_fd(s, k, (int)p, c, fd, err))
+			for (int c = 0; c < ncpu; c++)
+				if (open_one(s, k, pids[p], (int)p, c, err))
 					return -1;
-			}
 	return 0;
 }
 
-static void build_events(struct hm_session *s, const struct hm_record_opts *o)
+/* For -p the probes go on after the file exists and holds the process's maps:
+ * registering one took up to 150 ms on this loaded machine (it write-locks every
+ * process's memory map that maps libc), and a process that exits meanwhile would leave
+ * a file without its maps. The header may be written by then, so it declares each
+ * probe with one id of hitmap's own (HM_ALLOC_ID:
+ * kernel ids count up from 1), and take_record writes their samples under it. One
+ * probe per thread (cpu -1, one ring per thread), not per CPU: closing one waits for a
+ * grace period. */
+static void open_alloc(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
+		       struct hm_err *err)
+{
+	pid_t pids[256];
+	size_t np = s->first_alloc < s->nr_events ? target_pids(o, child, pids, 256) : 0;
+
+	s->first_alloc_ring = s->nr_rings;
+	for (size_t p = 0; p < np; p++)
+		s->ring_of_pid[p] = -1;
+	for (int k = s->first_alloc; k < s->nr_events; k++)
+		for (size_t p = 0; p < np; p++) {
+			int rc = open_one(s, k, pids[p], (int)p, -1, err);
+
+			if (rc) {
+				drop_alloc(s, k, rc > 0 ? rc : EIO);
+				return;
+			}
+		}
+	for (int k = s->first_alloc; k < s->nr_events; k++)
+		for (uint32_t i = 0; i < s->nr_ids[k]; i++)
+			hm_map64_put(&s->alloc_ids, s->ids[k][i], (void *)(uintptr_t)(HM_ALLOC_ID + k));
+}
+
+/* The malloc family's probes, after every other event: the first event stays the one
+ * that tracks mmaps, and a probe that fails to open is dropped alone (drop_alloc). */
+static void add_alloc(struct hm_session *s, const struct hm_record_opts *o, pid_t child)
+{
+	s->first_alloc = s->nr_events;
+	if (!o->alloc || o->system_wide)
+		return;
+	if (hm_alloc_probes_build(&s->alloc, o->argv ? child : o->pid, o->argv != NULL)) {
+		snprintf(s->st->alloc_note, sizeof(s->st->alloc_note), "allocation tracking "
+			 "off: %s", s->alloc.why);
+		return;
+	}
+	for (int i = 0; i < s->alloc.n && s->nr_events < HM_MAX_EVENTS; i++) {
+		s->attrs[s->nr_events] = s->alloc.attrs[i];
+		s->names[s->nr_events++] = s->alloc.names[i];
+	}
+}
+
+static void build_events(struct hm_session *s, const struct hm_record_opts *o, pid_t child)
 {
 	int first_extra;
 
@@ -156,6 +259,7 @@ static void build_events(struct hm_session *s, const struct hm_record_opts *o)
 		s->watch_event[s->nr_events] = 1;
 		s->names[s->nr_events++] = o->watches[i].label;
 	}
+	add_alloc(s, o, child);
 	/* One event needs no id in its samples: perf finds the attr without it, and each
 	 * sample is 8 bytes smaller. */
 	if (s->nr_events == 1)
@@ -179,8 +283,9 @@ static int create_output(struct hm_session *s, const struct hm_record_opts *o, p
 	memset(pa, 0, sizeof(pa));
 	for (int k = 0; k < s->nr_events; k++) {
 		pa[k].attr = s->attrs[k];
-		pa[k].ids = s->ids[k];
-		pa[k].nr_ids = s->nr_ids[k];
+		s->alloc_id[k] = HM_ALLOC_ID + (uint64_t)k;
+		pa[k].ids = k < s->first_alloc ? s->ids[k] : &s->alloc_id[k];
+		pa[k].nr_ids = k < s->first_alloc ? s->nr_ids[k] : 1;
 		pa[k].name = s->names[k];
 	}
 	if (hm_perfdata_create(o->output, pa, (uint32_t)s->nr_events, 0, &s->w, err))
@@ -194,13 +299,24 @@ static int create_output(struct hm_session *s, const struct hm_record_opts *o, p
 
 static void session_free(struct hm_session *s)
 {
+	int nr_alloc_rings = s->nr_rings - s->first_alloc_ring;
+
+	/* everything but the probes first: their closer (alloc.c) inherits what is open */
+	for (int i = 0; i < s->first_alloc_ring && nr_alloc_rings > 0; i++)
+		hm_ring_close(&s->rings[i]);
+	for (int i = 0; i < s->nr_fds; i++)
+		if (s->fds[i].event < s->first_alloc)
+			close(s->fds[i].fd), s->fds[i].fd = -1;
+	if (s->w)
+		hm_perfdata_writer_close(s->w);
+	hm_session_close_alloc(s);
 	for (int i = 0; i < s->nr_rings; i++)
 		hm_ring_close(&s->rings[i]);
 	for (int i = 0; i < s->nr_fds; i++)
-		close(s->fds[i].fd);
-	if (s->w)
-		hm_perfdata_writer_close(s->w);
+		if (s->fds[i].fd >= 0)
+			close(s->fds[i].fd);
 	hm_session_names_free(s);
+	hm_map64_free(&s->alloc_ids);
 	free(s);
 }
 
@@ -222,6 +338,7 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 		s->pages_min = HM_PAGES;
 	s->st = st;
 	hm_session_names_init(s);
+	hm_map64_init(&s->alloc_ids);
 	if (o->nr_watches && hm_watch_selftest(err))
 		goto out;
 	if (o->argv && hm_target_spawn(o->argv, &child, err))
@@ -229,12 +346,18 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 	st->pid = o->argv ? child : o->pid;
 	if (o->resolve && o->resolve(o->resolve_ctx, st->pid, err))
 		goto kill;
-	build_events(s, o);
+	build_events(s, o, child);
 	if (open_events(s, o, child, err))
 		goto kill;
 	hm_rotate_opened(s);
+	/* a command is stopped at exec: its probes first, so that the file, once it
+	 * exists, is recording; -p: after its maps are in the file (open_alloc) */
+	if (o->argv)
+		open_alloc(s, o, child, err);
 	if (create_output(s, o, child, err))
 		goto kill;
+	if (!o->argv)
+		open_alloc(s, o, child, err);
 	rc = hm_session_run(s, o, child, err);
 	goto out;
 kill:

@@ -11,7 +11,7 @@
 #include "core/err.h"
 
 #define HM_MAX_WATCH 4		/* x86 has four debug registers */
-#define HM_MAX_EVENTS 8
+#define HM_MAX_EVENTS 32	/* timer or PMU events, 4 watchpoints, 17 allocation probes */
 #define HM_WATCH_SLICE_EVENT "hitmap:watch-slice"	/* a dummy event: when what was armed */
 
 struct hm_record_opts {
@@ -33,6 +33,10 @@ struct hm_record_opts {
 	int nr_extra;
 	pid_t pid;			/* -p: a running process */
 	int system_wide;		/* -a */
+	int alloc;			/* also probe the malloc family (collectors/alloc.h);
+					 * not with -a */
+	unsigned alloc_budget;		/* allocation events before the probes are closed;
+					 * 0: HM_ALLOC_BUDGET */
 	char *const *argv;		/* the command, or NULL */
 	const char *output;
 	const char *const *cmdline;	/* hitmap's own command line, for the CMDLINE feature */
@@ -51,6 +55,9 @@ struct hm_record_stats {
 	int exited;			/* the workload exited (status valid) */
 	int status;			/* waitpid status */
 	int stopped_by;			/* signal that ended the recording, 0 if none */
+	uint64_t alloc_events;		/* allocation-family samples recorded */
+	int alloc_stopped;		/* the allocation budget was spent: probes closed */
+	char alloc_note[640];		/* allocation tracking off or incomplete: why, once */
 };
 
 int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct hm_err *err);

@@ -12,7 +12,8 @@ trap 'rm -rf "$T"' EXIT
 ok() { echo "ok $1"; }
 nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
-"$H" record -c timer -o "$T/h.data" -- examples/bin/false_sharing 20000000 >/dev/null 2>&1
+# --no-alloc: perf c2c counts allocation-probe samples as records, hitmap as none
+"$H" record -c timer --no-alloc -o "$T/h.data" -- examples/bin/false_sharing 20000000 >/dev/null 2>&1
 n=$("$H" report -i "$T/h.data" --json 2>/dev/null |
 	/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"]["total"])')
 perf c2c report -i "$T/h.data" --stdio >"$T/c2c.txt" 2>"$T/c2c.err"

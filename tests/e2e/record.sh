@@ -135,7 +135,8 @@ rc=$?
 	nok "-c pmu without a PMU" "rc=$rc" "$(cat "$T/err")"
 # --- watch: real debug-register traps (they fire on this VM; tests/e2e/watch.sh checks
 # every count against perf's). Where traps are not delivered, the self-test says so.
-"$H" record -c watch --watch stats.errors:w -o "$T/w.data" -- $B/false_sharing 1000 >/dev/null 2>"$T/err"
+# --no-alloc: the count is of the watch event alone (allocation probes add samples)
+"$H" record -c watch --no-alloc --watch stats.errors:w -o "$T/w.data" -- $B/false_sharing 1000 >/dev/null 2>"$T/err"
 rc=$?
 if [ "$rc" = 0 ]; then
 	n=$(perf script -i "$T/w.data" -F tid 2>/dev/null | wc -l)

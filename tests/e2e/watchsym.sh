@@ -180,7 +180,8 @@ real() {
 	shift 4
 	while [ "$1" != -- ]; do specs+=(--watch "$1"); shift; done
 	shift
-	"$H" record -c watch -m 4096 "${specs[@]}" -o "$T/$name.data" -- "$bin" "$@" \
+	# --no-alloc: the load bias is found from the samples, which must all be the watch's
+	"$H" record -c watch --no-alloc -m 4096 "${specs[@]}" -o "$T/$name.data" -- "$bin" "$@" \
 		>/dev/null 2>"$T/err" ||
 		{ echo "not ok $name: record -c watch failed: $(cat "$T/err")"; return 1; }
 	"$H" report -i "$T/$name.data" --json >"$T/$name.json" 2>"$T/err" &&

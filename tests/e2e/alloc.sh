@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Allocation tracking end to end on REAL uprobes (docs/alloc.md), on examples/alloc_array:
+# main callocs 2 x 24-byte thread_arg_t and prints the address; each worker writes its own
+# element. Run under setarch -R, so the heap address is the same in every run.
+#   - allocation events are exact: real perf script reads the file and shows calloc's
+#     arguments (2, 0x18), its result (the address the program printed), the return
+#     address in main, and main's free of it after the workers exited;
+#   - real perf report reads the file;
+#   - a watchpoint on element 1's ops (exact: one trap per store) is named by the
+#     allocation: calloc at alloc_array.c:LINE, at +(ADDR % 64) in its line, offset 0x18;
+#   - a timer recording, asserted only by construction (any sample count): every access
+#     in the array is thread_arg_t[k] with k = (its object's base - ADDR) / 24, from the
+#     calloc at LINE;
+#   - the workload's threads still run (the probes once made pthread_create fail);
+#   - C++: new S[3] in a small program compiled here is named "new[] at FILE:LINE", with
+#     its element, from a watchpoint on s[1].a (one store);
+#   - --alloc-budget: the probes are removed once it is spent, and record says so;
+#   - without the uprobe PMU, or with the probes refused (the test hooks
+#     HITMAP_ALLOC_FAIL and HITMAP_ALLOC_FAIL_OPEN), record says so once, records the
+#     rest, and the report names the type alone; --no-alloc records no probe.
+# Prints "ok NAME" / "not ok NAME".
+set -u
+cd "$(dirname "$0")/../.."
+H=${HITMAP:-./hitmap}
+P=examples/bin/alloc_array
+SRC=examples/alloc_array.c
+N=20000
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ok() { echo "ok $1"; }
+nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
+
+if [ "$(id -u)" != 0 ] || [ ! -r /sys/bus/event_source/devices/uprobe/type ]; then
+	ok "alloc # skip: uprobes need root and the uprobe PMU"
+	exit 0
+fi
+LINE=$(grep -n 'calloc(NTHREADS' "$SRC" | cut -d: -f1)
+ADDR=$(setarch -R "$P" 1 | sed -n 's/^args \(0x[0-9a-f]*\) size 48$/\1/p')
+[ -n "$ADDR" ] || { nok "alloc: $P prints its array's address" "$(setarch -R "$P" 1)"; exit 0; }
+W=$(printf '0x%x' $((ADDR + 24)))
+INLINE=$((ADDR % 64))
+
+# 1. watchpoint on element 1's ops: every store is seen
+setarch -R "$H" record -c watch --watch "$W/8:w" -m 4096 -o "$T/w.data" -- "$P" $N \
+	>"$T/w.out" 2>"$T/w.err"
+rc=$?
+if [ $rc = 0 ] && grep -qx "$N $N" "$T/w.out"; then
+	ok "alloc: the workload's threads run under the probes ($N $N)"
+else nok "alloc: the workload's threads run under the probes" "rc=$rc" "$(cat "$T/w.out" "$T/w.err")"; fi
+if [ "$(grep -c 'allocation tracking' "$T/w.err")" = 0 ] && grep -q 'allocation events' "$T/w.err"; then
+	ok "alloc: record counts allocation events and has no complaint"
+else nok "alloc: record counts allocation events" "$(cat "$T/w.err")"; fi
+
+perf script -i "$T/w.data" -F tid,event,ip,sym,uregs >"$T/w.script" 2>"$T/ps.err"
+ent=$(grep -m1 'hitmap:calloc: ' "$T/w.script")
+ret=$(grep -m1 'hitmap:calloc_ret: ' "$T/w.script")
+if echo "$ent" | grep -q 'SI:0x18 ' && echo "$ent" | grep -q 'DI:0x2 ' &&
+	echo "$ret" | grep -q " main .*AX:$ADDR "; then
+	ok "alloc: perf script shows calloc(2, 0x18) returning $ADDR to main"
+else nok "alloc: perf script shows the calloc" "entry: $ent" "return: $ret" "$(head -3 "$T/ps.err")"; fi
+if grep 'hitmap:free: ' "$T/w.script" | grep -q "DI:$ADDR "; then
+	ok "alloc: main's free($ADDR) after the workers exited is recorded"
+else nok "alloc: main's free after pthread_join is recorded" "$(grep 'hitmap:free' "$T/w.script" | head -5)"; fi
+if perf report -i "$T/w.data" --stdio >"$T/pr.out" 2>"$T/pr.err" && grep -q "hitmap:calloc" "$T/pr.out"; then
+	ok "alloc: perf report reads the file and lists the hitmap:calloc event"
+else nok "alloc: perf report reads the file" "$(tail -3 "$T/pr.err")"; fi
+
+"$H" report -i "$T/w.data" --json >"$T/w.json" 2>"$T/wr.err" ||
+	nok "alloc: report of the watch recording" "$(cat "$T/wr.err")"
+/usr/bin/python3 - "$T/w.json" "$ADDR" "$LINE" "$INLINE" "$N" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+addr, line, inline, n = int(sys.argv[2], 16), sys.argv[3], sys.argv[4], int(sys.argv[5])
+site = "calloc at alloc_array.c:%s" % line
+rows = [f for l in d['lines'] for f in l['fields']
+        if f.get('obj_base') and int(f['obj_base'], 16) + f['obj_offset'] == addr + 24]
+# the worker's stores; main's are calloc zeroing the block, before it returned
+worker = max([t['stores'] for f in rows for t in f['threads'] if t['tid'] != t['pid']] or [0])
+named = rows and all(site in (f['object'] or '') and "at +%s in its line" % inline in f['object']
+                     for f in rows)
+# element 1 from its address, whatever fields the resolver splits the store into
+named = named and all(f['field'].startswith("thread_arg_t[1].") for f in rows if
+                      any(t['tid'] != t['pid'] for t in f['threads']))
+if worker == n and named:
+    print("ok alloc: all %d watched stores are thread_arg_t[1] from %s, at +%s in its line" % (n, site, inline))
+else:
+    print("not ok alloc: the watched stores are named by the allocation")
+    for f in rows[:3] or [f for l in d['lines'] for f in l['fields']][:3]:
+        print("    %s | %s | stores %d %s" % (f['field'], f['object'], f['stores'], f['threads']))
+PY
+
+# 2. timer: by construction only
+setarch -R "$H" record -c timer -o "$T/t.data" -- "$P" 20000000 >/dev/null 2>"$T/t.err" ||
+	nok "alloc: timer record" "$(cat "$T/t.err")"
+"$H" report -i "$T/t.data" --json >"$T/t.json" 2>"$T/tr.err" ||
+	nok "alloc: report of the timer recording" "$(cat "$T/tr.err")"
+/usr/bin/python3 - "$T/t.json" "$ADDR" "$LINE" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+addr, line = int(sys.argv[2], 16), sys.argv[3]
+bad = []
+for l in d['lines']:
+    for f in l['fields']:
+        base = int(f['obj_base'], 16) if f.get('obj_base') else 0
+        if not (addr <= base < addr + 48):
+            continue
+        want = "thread_arg_t[%d]." % ((base - addr) // 24)
+        if not f['field'].startswith(want) or "calloc at alloc_array.c:%s" % line not in f['object']:
+            bad.append((f['field'], f['object'], want))
+print(("ok" if not bad else "not ok") +
+      " alloc: every timer access in the array is thread_arg_t[k] from the calloc, k from its address")
+for b in bad[:3]:
+    print("    %s | %s | want %s" % b)
+PY
+
+# 3. C++ operator new[] (it tail-calls operator new, which calls malloc: the outer wins)
+if command -v g++ >/dev/null; then
+	cat >"$T/n.cc" <<'CC'
+#include <cstdio>
+struct S { long a, b, c; };
+int main(int argc, char **)
+{
+	S *s = new S[3];
+	std::printf("s %p\n", (void *)s);
+	s[1].a = argc;
+	std::printf("%ld\n", s[1].a);
+	delete[] s;
+	return 0;
+}
+CC
+	g++ -O1 -g -o "$T/n" "$T/n.cc"
+	S=$(setarch -R "$T/n" | sed -n 's/^s \(0x[0-9a-f]*\)$/\1/p')
+	setarch -R "$H" record -c watch --watch "$(printf '0x%x' $((S + 24)))/8:w" -o "$T/n.data" \
+		-- "$T/n" >/dev/null 2>"$T/n.err"
+	"$H" report -i "$T/n.data" --json >"$T/n.json" 2>>"$T/n.err"
+	NL=$(grep -n 'new S\[3\]' "$T/n.cc" | cut -d: -f1)
+	if perf script -i "$T/n.data" -F event,ip,sym,uregs 2>/dev/null | grep 'hitmap:new_array_ret' |
+		grep -q " main .*AX:$S " && grep -q "new\[\] at n.cc:$NL" "$T/n.json" &&
+		grep -q '"S\[1\]\.a"' "$T/n.json"; then
+		ok "alloc: C++ new S[3] returns $S to main (perf script); the store is S[1].a from new[] at n.cc:$NL"
+	else nok "alloc: C++ operator new[]" "$(cat "$T/n.err")" "$(grep -o '"field": "[^"]*"\|"object": "[^"]*"' "$T/n.json" | head -4)"; fi
+else
+	ok "alloc: C++ operator new[] # skip: no g++"
+fi
+
+# 4. no uprobe PMU, probes refused, --no-alloc
+for hook in HITMAP_ALLOC_FAIL HITMAP_ALLOC_FAIL_OPEN; do
+	env "$hook=1" "$H" record -c timer -o "$T/f.data" -- "$P" 2000000 >"$T/f.out" 2>"$T/f.err"
+	rc=$?
+	lines=$(grep -c 'allocation tracking off' "$T/f.err")
+	probes=$(perf script -i "$T/f.data" -F event 2>/dev/null | grep -c 'hitmap:')
+	"$H" report -i "$T/f.data" --json >"$T/f.json" 2>/dev/null
+	heap=$(grep -c 'calloc at' "$T/f.json")
+	if [ $rc = 0 ] && [ "$lines" = 1 ] && [ "$probes" = 0 ] && [ "$heap" = 0 ] &&
+		grep -qx "2000000 2000000" "$T/f.out"; then
+		ok "alloc: $hook: record says so once and records the rest; no allocation names"
+	else nok "alloc: $hook: record continues without allocation tracking" "rc=$rc lines=$lines probes=$probes heap=$heap" "$(cat "$T/f.err")"; fi
+done
+# the budget: the probes are removed after it, record says so, and what it wrote is what
+# it counted (perf script's count of hitmap: events)
+"$H" record -c timer --alloc-budget 100 -o "$T/b.data" -- examples/bin/alloc_churn 20000 \
+	>"$T/b.out" 2>"$T/b.err"
+rc=$?
+said=$(sed -n 's/.*: \([0-9]*\) allocation events; --alloc-budget reached.*/\1/p' "$T/b.err")
+probes=$(perf script -i "$T/b.data" -F event 2>/dev/null | grep -c 'hitmap:')
+if [ $rc = 0 ] && [ -n "$said" ] && [ "$said" -ge 100 ] && [ "$probes" = "$said" ] && [ -s "$T/b.out" ]; then
+	ok "alloc: --alloc-budget 100: probes removed after $said events, as record says"
+else nok "alloc: --alloc-budget" "rc=$rc said=$said probes=$probes" "$(cat "$T/b.err")"; fi
+"$H" record -c timer --no-alloc -o "$T/n.data" -- "$P" 2000000 >/dev/null 2>"$T/n.err"
+probes=$(perf script -i "$T/n.data" -F event 2>/dev/null | grep -c 'hitmap:')
+if [ "$probes" = 0 ] && ! grep -q 'allocation' "$T/n.err"; then
+	ok "alloc: --no-alloc records no probe and says nothing about it"
+else nok "alloc: --no-alloc" "probes=$probes" "$(cat "$T/n.err")"; fi

@@ -228,6 +228,11 @@ static void add_alloc(struct hm_session *s, const struct hm_record_opts *o, pid_
 	}
 	for (int i = 0; i < s->alloc.n && s->nr_events < HM_MAX_EVENTS; i++) {
 		s->attrs[s->nr_events] = s->alloc.attrs[i];
+		/* ADDR (0: no data address) when the file's events have it (watch, PMU), or
+		 * `perf script -F addr` refuses the whole file ("Samples for 'hitmap:malloc'
+		 * event do not have ADDR attribute set") */
+		if (s->nr_events && (s->attrs[0].sample_type & PERF_SAMPLE_ADDR))
+			s->attrs[s->nr_events].sample_type |= PERF_SAMPLE_ADDR;
 		s->names[s->nr_events++] = s->alloc.names[i];
 	}
 }

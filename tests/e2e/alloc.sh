@@ -65,6 +65,12 @@ if perf report -i "$T/w.data" --stdio >"$T/pr.out" 2>"$T/pr.err" && grep -q "hit
 	ok "alloc: perf report reads the file and lists the hitmap:calloc event"
 else nok "alloc: perf report reads the file" "$(tail -3 "$T/pr.err")"; fi
 
+# The probes carry ADDR (0) as the watch events do, or perf refuses -F addr for the file.
+if perf script -i "$T/w.data" -F event,addr >"$T/pa.out" 2>"$T/pa.err" &&
+	grep -q "hitmap:calloc: *0$" "$T/pa.out" && grep -q "^ *mem:" "$T/pa.out"; then
+	ok "alloc: perf script -F event,addr reads the watch recording, probes at address 0"
+else nok "alloc: perf script -F addr on a recording with probes" "$(head -2 "$T/pa.err")"; fi
+
 "$H" report -i "$T/w.data" --json >"$T/w.json" 2>"$T/wr.err" ||
 	nok "alloc: report of the watch recording" "$(cat "$T/wr.err")"
 /usr/bin/python3 - "$T/w.json" "$ADDR" "$LINE" "$INLINE" "$N" <<'PY'

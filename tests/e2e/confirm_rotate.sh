@@ -55,7 +55,7 @@ for line in open(sys.argv[2]):
             open_ = []
         else:
             m = [t, None, addr]; marks.append(m); open_.append(m)
-    else:
+    elif ev.startswith('mem:'):	# the traps (not the malloc probes, hitmap:calloc...)
         traps.append((t, tid, addr))
 def ok(c, name, *why):
     print(("ok " if c else "not ok ") + name)

@@ -76,7 +76,8 @@ else nok "line rule" "default=$d allow-splits=$a"; fi
 
 # --- The sharing rule on a watchpoint recording: two threads write w1 and w2 (exact).
 if "$H" record -c watch --watch g.w1:w --watch g.w2:w -o "$T/ws.data" -- "$T/r" >/dev/null 2>"$T/rec.err"; then
-	tids=$(perf script -i "$T/ws.data" -F tid,addr 2>/dev/null | awk '{print $1, $2}' | sort -u | wc -l)
+	tids=$(perf script -i "$T/ws.data" -F tid,event,addr 2>/dev/null |	# traps, not malloc probes
+		awk '$2 ~ /^mem:/ {print $1, $3}' | sort -u | wc -l)
 	with=$(hitmap_r ws "$T/r" "-i $T/ws.data") without=$(hitmap_r ws "$T/r")
 	txt=$("$H" layout --reorganize ws -i "$T/ws.data" "$T/r")
 	if [ "$tids" = 2 ] && [ "$without" = "72 80" ] && [ "$with" = "80 80" ] &&

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analyzer/load.h"
 #include "analyzer/whatif.h"
@@ -392,17 +393,27 @@ static int sum_batch(const struct hm_access *acc, size_t n, void *arg)
 	return 0;
 }
 
-/* A first streamed read: when the run is long enough to be replayed in batches, it is
- * replayed streamed (1, or an exit code); 0 when it is better held (a short run, or one
- * of few accesses per line), or the read failed (the load says why). */
+/* A first streamed read: when the run is long enough to be replayed in batches (or
+ * --stream), it is replayed streamed: 1, *rc its exit code. 0 when it is better held (a
+ * short run, or one of few accesses per line, or a pipe), or the read failed (the load
+ * says why). */
 static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 {
 	struct hm_recording rec;
 	struct hm_wi_sum sum;
 	struct hm_err err = {0};
 	struct wfeed f;
+	struct stat st;
 	int held;
 
+	/* A pipe is read once: held. A missing file: the load says so. */
+	if (!strcmp(a->input, "-") || (!stat(a->input, &st) && !S_ISREG(st.st_mode))) {
+		if (!a->stream)
+			return 0;
+		*rc = cli_err("whatif", HM_EXIT_USAGE, "--stream reads %s twice: give a file, "
+			      "not a pipe", a->input);
+		return 1;
+	}
 	hm_wi_sum_init(&sum, a->line_size);
 	held = hm_recording_stream(a->input, &a->ro, NULL, NULL, STREAM_BATCH, sum_batch, &sum,
 				   &rec, &err) || (!a->stream && !hm_wi_sum_batched(&sum));

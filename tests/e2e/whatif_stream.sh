@@ -57,6 +57,13 @@ same_err() {	# the same for a refused change: the same message and exit code
 check "array_threads (no struct type): streamed refuses as held" same_err array_threads --suggest slot
 check "false_sharing unknown member: streamed refuses as held" same_err false_sharing --pad worker_stats.erors=8
 
+# a pipe can be read only once: held, and --stream refused
+pipe() { "$H" whatif -i - --buildid-dir "$R" --suggest worker_stats "$@" <"$R/false_sharing.data"; }
+check "a pipe is held: every sample replayed" \
+	sh -c "$(declare -f pipe); H='$H' R='$R'; pipe --json | grep -q '\"samples\":{\"total\":877,'"
+check "--stream of a pipe: a usage error naming the flag" \
+	sh -c "$(declare -f pipe); H='$H' R='$R'; pipe --stream 2>&1 >/dev/null | grep -q -- '--stream reads - twice'; pipe --stream 2>/dev/null; [ \$? = 1 ]"
+
 # past one batch (262144 accesses): streamed by default
 if [ -x build/bench/perfgrow ] || make --no-print-directory -s build/bench/perfgrow >/dev/null 2>&1; then
 	build/bench/perfgrow "$R/false_sharing.data" "$T/long.data" 300000 >/dev/null

@@ -21,7 +21,8 @@ struct piece {
 	uint32_t nr;
 	uint64_t off, size;
 	uint32_t align;
-	uint64_t records;
+	uint64_t records;		/* accesses */
+	size_t tuples;			/* records of the summary: states at most */
 	struct state *st;		/* per object, by object */
 	size_t nst;
 	int group;
@@ -119,9 +120,11 @@ static int32_t piece_at(const struct piece *p, uint32_t n, uint64_t in)
 }
 
 /* The accesses to objects of type t as records, sorted by object, piece and thread. */
-static size_t records(const struct hm_access *acc, size_t n, const struct hm_type *t,
+static size_t records(const struct hm_wi_sum *sum, const struct hm_type *t,
 		      struct piece *p, uint32_t np, struct rec **out)
 {
+	const struct hm_access *acc = sum->acc;
+	size_t n = sum->n;
 	struct rec *r = malloc((n ? n : 1) * sizeof(*r));
 	size_t m = 0;
 
@@ -140,7 +143,8 @@ static size_t records(const struct hm_access *acc, size_t n, const struct hm_typ
 			.base = x->obj_base, .elem = x->field_off / e->size, .piece = (uint32_t)k,
 			.thread = (uint64_t)x->s.pid << 32 | x->s.tid, .write = (uint8_t)hm_lines_writes(x),
 		};
-		p[k].records++;
+		p[k].records += sum->w[i];
+		p[k].tuples++;
 	}
 	hm_sort(r, m, sizeof(*r), cmp_rec);
 	*out = r;
@@ -153,7 +157,7 @@ static void states(struct hm_arena *a, const struct rec *r, size_t m, struct pie
 	uint32_t obj = 0;
 
 	for (uint32_t k = 0; k < np; k++)
-		p[k].st = hm_arena_alloc(a, (p[k].records + 1) * sizeof(*p[k].st));
+		p[k].st = hm_arena_alloc(a, (p[k].tuples + 1) * sizeof(*p[k].st));
 	for (size_t i = 0; i < m; i++) {
 		struct piece *q = &p[r[i].piece];
 		struct state *s;
@@ -458,7 +462,20 @@ int hm_whatif_suggest(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		      const char *type, uint32_t line_size, struct hm_wi_suggestion *out,
 		      struct hm_err *err)
 {
-	const struct hm_type *t = hm_wi_find_type(a, acc, n, type, err);
+	struct hm_wi_sum sum;
+	int rc;
+
+	hm_wi_sum_init(&sum, line_size);
+	hm_wi_sum_add(&sum, acc, n);
+	rc = hm_whatif_suggest_sum(a, &sum, type, line_size, out, err);
+	hm_wi_sum_free(&sum);
+	return rc;
+}
+
+int hm_whatif_suggest_sum(struct hm_arena *a, const struct hm_wi_sum *sum, const char *type,
+			  uint32_t line_size, struct hm_wi_suggestion *out, struct hm_err *err)
+{
+	const struct hm_type *t = hm_wi_find_type(a, sum, type, err);
 	struct piece *p;
 	struct rec *r;
 	struct grp *g;
@@ -478,7 +495,7 @@ int hm_whatif_suggest(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	hm_type_members(t, &out->nr_members);
 	out->group_of = hm_arena_alloc(a, (out->nr_members + 1) * sizeof(*out->group_of));
 	np = pieces_of(a, t, out->line_size, &p);
-	m = records(acc, n, t, p, np, &r);
+	m = records(sum, t, p, np, &r);
 	states(a, r, m, p, np);
 	g = hm_arena_alloc(a, (np + 2) * sizeof(*g));
 	for (uint32_t k = 0; k < np + 1; k++)

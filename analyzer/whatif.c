@@ -102,8 +102,8 @@ static void gather(const struct hm_type *t, struct hm_hash *names, struct hm_map
 			gather(m[i].type, names, seen, depth + 1);
 }
 
-const struct hm_type *hm_wi_find_type(struct hm_arena *a, const struct hm_access *acc,
-				      size_t n, const char *name, struct hm_err *err)
+const struct hm_type *hm_wi_find_type(struct hm_arena *a, const struct hm_wi_sum *sum,
+				      const char *name, struct hm_err *err)
 {
 	struct hm_hash names;
 	struct hm_map64 seen;
@@ -114,9 +114,9 @@ const struct hm_type *hm_wi_find_type(struct hm_arena *a, const struct hm_access
 
 	hm_hash_init(&names);
 	hm_map64_init(&seen);
-	for (size_t i = 0; i < n; i++)
-		if (acc[i].type && acc[i].obj_base)
-			gather(acc[i].type, &names, &seen, 0);
+	for (size_t i = 0; i < sum->n; i++)
+		if (sum->acc[i].type && sum->acc[i].obj_base)
+			gather(sum->acc[i].type, &names, &seen, 0);
 	hm_map64_free(&seen);
 	if ((t = hm_hash_get(&names, want))) {
 		hm_hash_free(&names);
@@ -172,8 +172,10 @@ int hm_wi_find_member(struct hm_arena *a, const struct hm_type *t, const char *n
 }
 
 /* Loads and stores per member row, from accesses to objects of each row's type. */
-static void count_members(const struct hm_access *acc, size_t n, struct hm_wi_plan *p)
+static void count_members(const struct hm_wi_sum *sum, struct hm_wi_plan *p)
 {
+	const struct hm_access *acc = sum->acc;
+	size_t n = sum->n;
 	struct hm_hash rows;
 
 	hm_hash_init(&rows);
@@ -194,8 +196,8 @@ static void count_members(const struct hm_access *acc, size_t n, struct hm_wi_pl
 			if (m->old_off == HM_WI_NONE || in < m->old_off ||
 			    in >= m->old_off + (m->old_size ? m->old_size : 1))
 				continue;
-			m->loads += acc[i].s.op == HM_OP_LOAD;
-			m->stores += hm_lines_writes(&acc[i]);
+			m->loads += acc[i].s.op == HM_OP_LOAD ? sum->w[i] : 0;
+			m->stores += hm_lines_writes(&acc[i]) ? sum->w[i] : 0;
 			break;
 		}
 	}
@@ -204,6 +206,19 @@ static void count_members(const struct hm_access *acc, size_t n, struct hm_wi_pl
 
 int hm_whatif_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		   const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err)
+{
+	struct hm_wi_sum sum;
+	int rc;
+
+	hm_wi_sum_init(&sum, spec->line_size);
+	hm_wi_sum_add(&sum, acc, n);
+	rc = hm_whatif_plan_sum(a, &sum, spec, out, err);
+	hm_wi_sum_free(&sum);
+	return rc;
+}
+
+int hm_whatif_plan_sum(struct hm_arena *a, const struct hm_wi_sum *sum,
+		       const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err)
 {
 	int rc;
 
@@ -214,15 +229,15 @@ int hm_whatif_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	if (spec->kind == HM_WI_LAYOUT) {
 		if (!spec->build)
 			return hm_err_set(err, HM_EXIT_USAGE, "--layout needs the new build's path");
-		rc = hm_wi_build_plan(a, acc, n, spec, out, err);
+		rc = hm_wi_build_plan(a, sum, spec, out, err);
 	} else {
 		if (!spec->nr_edits)
 			return hm_err_set(err, HM_EXIT_USAGE,
 					  "give an edit: --pad, --align or --order");
-		rc = hm_wi_edit_plan(a, acc, n, spec, out, err);
+		rc = hm_wi_edit_plan(a, sum, spec, out, err);
 	}
 	if (!rc)
-		count_members(acc, n, out);
+		count_members(sum, out);
 	return rc;
 }
 

@@ -140,10 +140,34 @@ struct hm_wi_suggestion {
 	uint32_t line_size;
 };
 
+/* What the plan, --suggest and the placing of objects read of a run, built batch by
+ * batch (whatif_sum.c): each distinct (type, obj_base, field_off, address space, thread,
+ * op, locked, method, size, whether it has an address) once, with its count, in the
+ * order first seen; plus the run's sample counts and distinct lines. It follows the
+ * objects, members and threads a run touches, not its length. Accesses with neither a
+ * type nor an object are only counted. Types and strings are the feeding recording's. */
+struct hm_wi_sum {
+	struct hm_access *acc;		/* the tuples; malloc'd */
+	uint64_t *w;			/* accesses per tuple */
+	size_t n, cap;
+	size_t *slot, nslot;		/* hash: tuple index + 1 */
+	uint64_t accesses;		/* every access added */
+	uint64_t total, with_addr;	/* samples (part 0 of a wide access) */
+	uint64_t *lines;		/* distinct (space, line) fingerprints */
+	size_t nlines, lcap;
+	uint32_t line_size;
+};
+void hm_wi_sum_init(struct hm_wi_sum *s, uint32_t line_size);
+void hm_wi_sum_add(struct hm_wi_sum *s, const struct hm_access *acc, size_t n);
+void hm_wi_sum_free(struct hm_wi_sum *s);
+
 /* Resolves spec against the recorded accesses: finds the types (exit 2 naming the
  * nearest names when a type or field is unknown), computes their new layouts. */
 int hm_whatif_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		   const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err);
+/* The same from a run's summary. */
+int hm_whatif_plan_sum(struct hm_arena *a, const struct hm_wi_sum *sum,
+		       const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err);
 void hm_whatif_plan_free(struct hm_wi_plan *p);
 
 /* New offset of byte `off` of an object of type t (as hm_access.type: a struct, an array
@@ -208,6 +232,13 @@ struct hm_whatif {
  * per distinct line, is replayed in one build per side instead, which costs less per
  * line (docs/hardening.md, Bounded memory). */
 #define HM_WI_BATCH (1u << 18)
+/* Batches only pay off with several accesses per line: per line, both sides' merged
+ * tables cost about 1.1 KB more than one build's; per access, the one build's replayed
+ * copy and scratch about 220 bytes (docs/hardening.md, Bounded memory). */
+#define HM_WI_BATCH_MIN_PER_LINE 5
+/* Whether a run of this summary is replayed in batches (over HM_WI_BATCH accesses, at
+ * least HM_WI_BATCH_MIN_PER_LINE per distinct line) rather than in one build per side. */
+int hm_wi_sum_batched(const struct hm_wi_sum *s);
 
 /* Replays, builds the lines of both sides (window_ns as hm_lines_build) and matches
  * them. PMU recordings: a HITM load keeps its HITM only when its new line is still
@@ -215,6 +246,16 @@ struct hm_whatif {
 int hm_whatif_run(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		  const struct hm_wi_plan *plan, uint64_t window_ns, struct hm_whatif *out,
 		  struct hm_err *err);
+/* The same over a run that feed hands out again on each call, in consecutive batches of
+ * at most HM_WI_BATCH accesses to fn (the run's order: the one sum was built from), so
+ * that no copy of the run is held: one pass for both sides, a second for the after side
+ * of a PMU recording. feed returns 0, or -1 with err set (fn's -1 stops it). sum places
+ * the objects; types in the batches must be sum's (the plan's). Always batched. */
+typedef int (*hm_wi_feed)(void *arg, int (*fn)(const struct hm_access *acc, size_t n, void *fa),
+			  void *fa, struct hm_err *err);
+int hm_whatif_run_feed(struct hm_arena *a, const struct hm_wi_sum *sum,
+		       const struct hm_wi_plan *plan, uint64_t window_ns, hm_wi_feed feed,
+		       void *feed_arg, struct hm_whatif *out, struct hm_err *err);
 void hm_whatif_free(struct hm_whatif *w);
 
 /* suggest.c: a layout of type that puts each writer thread's members on their own
@@ -224,6 +265,8 @@ void hm_whatif_free(struct hm_whatif *w);
 int hm_whatif_suggest(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		      const char *type, uint32_t line_size, struct hm_wi_suggestion *out,
 		      struct hm_err *err);
+int hm_whatif_suggest_sum(struct hm_arena *a, const struct hm_wi_sum *sum, const char *type,
+			  uint32_t line_size, struct hm_wi_suggestion *out, struct hm_err *err);
 const char *hm_wi_gkind_name(enum hm_wi_gkind k);	/* "writer", "read_mostly", ... */
 
 /* whatif_print.c */
@@ -253,16 +296,16 @@ struct hm_wi_map {
 		      uint32_t *align);
 	void (*free)(struct hm_wi_map *m);
 };
-int hm_wi_edit_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
+int hm_wi_edit_plan(struct hm_arena *a, const struct hm_wi_sum *sum,
 		    const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err);
-int hm_wi_build_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
+int hm_wi_build_plan(struct hm_arena *a, const struct hm_wi_sum *sum,
 		     const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err);
 /* whatif_replay.c: every object of the run placed (by address space and base; *nr of
  * them, malloc'd), then any batch of its accesses moved accordingly (flags: 1 for an
  * access to a changed object; may be NULL). */
 struct hm_wi_obj;
-struct hm_wi_obj *hm_wi_objects(const struct hm_wi_plan *p, const struct hm_access *acc,
-				size_t n, struct hm_wi_counts *c, size_t *nr);
+struct hm_wi_obj *hm_wi_objects(const struct hm_wi_plan *p, const struct hm_wi_sum *sum,
+				struct hm_wi_counts *c, size_t *nr);
 void hm_wi_replay_batch(const struct hm_wi_plan *p, const struct hm_wi_obj *ob, size_t nob,
 			const struct hm_access *acc, size_t n, struct hm_access *out,
 			uint8_t *flags, struct hm_wi_counts *c);
@@ -271,8 +314,8 @@ size_t hm_wi_nearest(const char *name, const char *const *names, size_t n, const
 		     size_t max);
 /* The aggregate named name ("struct " accepted) among the recorded object types and the
  * aggregates they embed; NULL with err set (exit 2, nearest names) when absent. */
-const struct hm_type *hm_wi_find_type(struct hm_arena *a, const struct hm_access *acc,
-				      size_t n, const char *name, struct hm_err *err);
+const struct hm_type *hm_wi_find_type(struct hm_arena *a, const struct hm_wi_sum *sum,
+				      const char *name, struct hm_err *err);
 /* Index of member name ("#N" for the N-th) in t; -1 with err set (nearest names). */
 int hm_wi_find_member(struct hm_arena *a, const struct hm_type *t, const char *name,
 		      struct hm_err *err);

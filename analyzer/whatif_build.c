@@ -243,10 +243,12 @@ static void add_absent(struct hm_arena *a, struct hm_wi_plan *p, uint32_t *cap,
 }
 
 /* Counts accesses per type name and per absent path. */
-static void survey(struct bmap *m, struct hm_arena *a, const struct hm_access *acc, size_t n,
+static void survey(struct bmap *m, struct hm_arena *a, const struct hm_wi_sum *sum,
 		   struct hm_hash *types, struct hm_hash *fields)
 {
-	for (size_t i = 0; i < n; i++) {
+	const struct hm_access *acc = sum->acc;
+
+	for (size_t i = 0; i < sum->n; i++) {
 		const struct hm_type *elem = hm_wi_elem(acc[i].type, NULL);
 		const char *absent = NULL, *key;
 		uint64_t off;
@@ -260,7 +262,7 @@ static void survey(struct bmap *m, struct hm_arena *a, const struct hm_access *a
 			s->t = elem;
 			hm_hash_put(types, hm_type_name(elem), s);
 		}
-		s->accesses++;
+		s->accesses += sum->w[i];
 		s->absent = bmap_map(&m->ops, acc[i].type, acc[i].field_off, &off, &absent) == 2;
 		if (!absent)
 			continue;
@@ -269,7 +271,7 @@ static void survey(struct bmap *m, struct hm_arena *a, const struct hm_access *a
 			cnt = hm_arena_alloc(a, sizeof(*cnt));
 			hm_hash_put(fields, key, cnt);
 		}
-		(*cnt)++;
+		*cnt += sum->w[i];
 	}
 }
 
@@ -340,21 +342,21 @@ static void collect(struct hm_arena *a, const struct hm_wi_spec *spec, struct hm
 	hm_sort(out->absent, out->nr_absent, sizeof(*out->absent), cmp_absent);
 }
 
-int hm_wi_build_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
+int hm_wi_build_plan(struct hm_arena *a, const struct hm_wi_sum *sum,
 		     const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err)
 {
 	struct bmap *m = hm_arena_alloc(a, sizeof(*m));
 	struct hm_hash types, fields;
 	size_t in_build = 0;
 
-	if (spec->only && !hm_wi_find_type(a, acc, n, spec->only, err))
+	if (spec->only && !hm_wi_find_type(a, sum, spec->only, err))
 		return -1;
 	m->ops = (struct hm_wi_map){bmap_map, bmap_object, bmap_free};
 	m->a = a;
 	m->build = spec->build;
 	m->only = spec->only;
 	if (m->only) {
-		const struct hm_type *t = hm_wi_find_type(a, acc, n, spec->only, err);
+		const struct hm_type *t = hm_wi_find_type(a, sum, spec->only, err);
 
 		m->only = hm_type_name(t);
 		if (!hm_layout_find(spec->build, hm_type_name(t)))
@@ -367,7 +369,7 @@ int hm_wi_build_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	out->build = hm_layout_path(spec->build);
 	hm_hash_init(&types);
 	hm_hash_init(&fields);
-	survey(m, a, acc, n, &types, &fields);
+	survey(m, a, sum, &types, &fields);
 	for (size_t i = 0; i < types.cap; i++)
 		if (types.slots[i].key)
 			in_build += !((struct seen *)types.slots[i].val)->absent;

@@ -432,14 +432,14 @@ static void to_type(const struct rel *r, struct hm_arena *a, struct hm_wi_type *
 	}
 }
 
-static int check_edit(struct hm_arena *a, const struct hm_access *acc, size_t n,
+static int check_edit(struct hm_arena *a, const struct hm_wi_sum *sum,
 		      const struct hm_wi_edit *e, struct hm_err *err)
 {
 	const struct hm_type *t;
 
 	if (e->kind == HM_WI_SPLIT)
 		return 0;	/* names an element type, which may be a scalar: any array of it */
-	if (!(t = hm_wi_find_type(a, acc, n, e->type, err)))
+	if (!(t = hm_wi_find_type(a, sum, e->type, err)))
 		return -1;
 	if (e->kind == HM_WI_UNPACK)
 		return 0;
@@ -490,14 +490,14 @@ static int cmp_rows(const void *x, const void *y)
 	return strcmp(a->name, b->name);
 }
 
-int hm_wi_edit_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
+int hm_wi_edit_plan(struct hm_arena *a, const struct hm_wi_sum *sum,
 		    const struct hm_wi_spec *spec, struct hm_wi_plan *out, struct hm_err *err)
 {
 	struct emap *m;
 	uint32_t cap = spec->nr_edits + 16;
 
 	for (uint32_t i = 0; i < spec->nr_edits; i++)
-		if (check_edit(a, acc, n, &spec->edits[i], err))
+		if (check_edit(a, sum, &spec->edits[i], err))
 			return -1;
 	m = hm_arena_alloc(a, sizeof(*m));
 	m->ops = (struct hm_wi_map){emap_map, emap_object, emap_free};
@@ -507,15 +507,15 @@ int hm_wi_edit_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	out->types = hm_arena_alloc(a, cap * sizeof(*out->types));
 	for (uint32_t i = 0; i < spec->nr_edits; i++) {
 		const struct hm_type *t = spec->edits[i].kind == HM_WI_SPLIT ? NULL
-			: hm_wi_find_type(a, acc, n, spec->edits[i].type, err);
+			: hm_wi_find_type(a, sum, spec->edits[i].type, err);
 		const struct rel *r = t ? rel_of(m, t, 0) : NULL;
 
 		if (r && !find_row(out, hm_type_name(t)))
 			to_type(r, a, &out->types[out->nr_types++]);
 	}
 	/* Recorded objects whose type embeds an edited one. */
-	for (size_t i = 0; i < n; i++) {
-		const struct hm_type *t = hm_wi_elem(acc[i].type, NULL);
+	for (size_t i = 0; i < sum->n; i++) {
+		const struct hm_type *t = hm_wi_elem(sum->acc[i].type, NULL);
 		const struct rel *r = t ? rel_of(m, t, 0) : NULL;
 		struct hm_wi_type *row;
 
@@ -532,7 +532,7 @@ int hm_wi_edit_plan(struct hm_arena *a, const struct hm_access *acc, size_t n,
 			row = &out->types[out->nr_types++];
 			to_type(r, a, row);
 		}
-		row->accesses++;
+		row->accesses += sum->w[i];
 	}
 	hm_sort(out->types, out->nr_types, sizeof(*out->types), cmp_rows);
 	return 0;

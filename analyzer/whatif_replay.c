@@ -1,5 +1,6 @@
 /* The replay: every access moved to where the plan puts its object and field. Objects
- * are placed once over the whole run (hm_wi_objects); the accesses can then be moved one
+ * are placed once over the whole run (hm_wi_objects, from its summary: whatif_sum.c);
+ * the accesses can then be moved one
  * batch at a time (hm_wi_replay_batch). whatif_run.c builds the lines of both sides and
  * matches them. */
 #include "analyzer/whatif.h"
@@ -121,9 +122,11 @@ static void place(const struct hm_wi_plan *p, const struct hm_wi_obj *o, const s
  * them in the address space grew into them (moved up past it). An object that starts
  * inside the previous one's old extent moves with it. Returns the objects by (space,
  * base), *nr of them: what the accesses need to be replayed one batch at a time. */
-struct hm_wi_obj *hm_wi_objects(const struct hm_wi_plan *p, const struct hm_access *acc, size_t n,
-			    struct hm_wi_counts *c, size_t *nr)
+struct hm_wi_obj *hm_wi_objects(const struct hm_wi_plan *p, const struct hm_wi_sum *sum,
+				struct hm_wi_counts *c, size_t *nr)
 {
+	const struct hm_access *acc = sum->acc;
+	size_t n = sum->n;
 	struct oref *r = malloc((n ? n : 1) * sizeof(*r));
 	struct hm_wi_obj *v;
 	size_t m = 0;
@@ -133,9 +136,9 @@ struct hm_wi_obj *hm_wi_objects(const struct hm_wi_plan *p, const struct hm_acce
 	if (!r)
 		hm_oom();	/* as the arena does */
 	memset(c, 0, sizeof(*c));
+	c->total = sum->total;
+	c->with_addr = sum->with_addr;
 	for (size_t i = 0; i < n; i++) {
-		c->total += !acc[i].part;	/* a wide access's members: one sample */
-		c->with_addr += acc[i].s.addr != 0 && !acc[i].part;
 		if (acc[i].s.addr && acc[i].obj_base)
 			r[m++] = (struct oref){space_of(&acc[i]), acc[i].obj_base, (uint32_t)i};
 	}
@@ -204,8 +207,13 @@ void hm_whatif_replay(const struct hm_wi_plan *p, const struct hm_access *acc, s
 		      struct hm_access *out, struct hm_wi_counts *c)
 {
 	size_t nob;
-	struct hm_wi_obj *ob = hm_wi_objects(p, acc, n, c, &nob);
+	struct hm_wi_sum sum;
+	struct hm_wi_obj *ob;
 
+	hm_wi_sum_init(&sum, p->line_size);
+	hm_wi_sum_add(&sum, acc, n);
+	ob = hm_wi_objects(p, &sum, c, &nob);
 	hm_wi_replay_batch(p, ob, nob, acc, n, out, NULL, c);
 	free(ob);
+	hm_wi_sum_free(&sum);
 }

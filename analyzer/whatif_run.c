@@ -321,14 +321,61 @@ static int drop_hitm(struct hm_access *rep, size_t n, const struct hm_lines *aft
 struct wrun {
 	struct hm_arena *a;
 	const struct hm_wi_plan *plan;
-	const struct hm_access *acc;
+	const struct hm_access *acc;	/* the run, when held (one build, or array batches) */
 	size_t n, batch;
 	uint64_t window_ns;
 	struct hm_wi_obj *ob;
 	size_t nob;
 	struct hm_access *rep;
 	uint8_t *flags;
+	hm_wi_feed feed;		/* hands out the run's batches, once per pass */
+	void *feed_arg;
 };
+
+/* A held run as a feed: batches of r->batch accesses. */
+struct afeed {
+	const struct hm_access *acc;
+	size_t n, batch;
+};
+
+static int array_feed(void *arg, int (*fn)(const struct hm_access *acc, size_t n, void *fa),
+		      void *fa, struct hm_err *err)
+{
+	const struct afeed *f = arg;
+
+	(void)err;
+	for (size_t off = 0; off < f->n; off += f->batch)
+		if (fn(f->acc + off, f->n - off < f->batch ? f->n - off : f->batch, fa))
+			return -1;
+	return 0;
+}
+
+struct pstate {
+	struct wrun *r;
+	struct hm_lines_acc *bl, *al;
+	struct lpairs *t;
+	const struct hm_lines *after;
+	const struct lref *ia;
+	struct hm_wi_counts *c;
+	struct hm_err *err;
+	int dropped;
+};
+
+static int pass_batch(const struct hm_access *x, size_t k, void *arg)
+{
+	struct pstate *ps = arg;
+	struct wrun *r = ps->r;
+
+	hm_wi_replay_batch(r->plan, r->ob, r->nob, x, k, r->rep, r->flags, ps->c);
+	if (ps->ia)
+		ps->dropped |= drop_hitm(r->rep, k, ps->after, ps->ia);
+	if (ps->t)
+		link_batch(ps->t, x, r->rep, r->flags, k, r->plan->line_size);
+	if ((ps->bl && hm_lines_acc_add(ps->bl, x, k, ps->err)) ||
+	    hm_lines_acc_add(ps->al, r->rep, k, ps->err))
+		return -1;
+	return 0;
+}
 
 /* One pass over the run: before (when bl), after (al), pairs (t), HITMs dropped against
  * the after side ia (when given). 1 when some HITM was dropped. */
@@ -336,22 +383,11 @@ static int pass(struct wrun *r, struct hm_lines_acc *bl, struct hm_lines_acc *al
 		struct lpairs *t, const struct hm_lines *after, const struct lref *ia,
 		struct hm_wi_counts *c, struct hm_err *err)
 {
-	uint32_t L = r->plan->line_size;
-	int dropped = 0;
+	struct pstate ps = {r, bl, al, t, after, ia, c, err, 0};
 
-	for (size_t off = 0; off < r->n; off += r->batch) {
-		size_t k = r->n - off < r->batch ? r->n - off : r->batch;
-		const struct hm_access *x = r->acc + off;
-
-		hm_wi_replay_batch(r->plan, r->ob, r->nob, x, k, r->rep, r->flags, c);
-		if (ia)
-			dropped |= drop_hitm(r->rep, k, after, ia);
-		if (t)
-			link_batch(t, x, r->rep, r->flags, k, L);
-		if ((bl && hm_lines_acc_add(bl, x, k, err)) || hm_lines_acc_add(al, r->rep, k, err))
-			return -1;
-	}
-	return dropped;
+	if (r->feed(r->feed_arg, pass_batch, &ps, err))
+		return -1;
+	return ps.dropped;
 }
 
 /* One build of each side over the whole run (r->batch == r->n): exact, and cheaper per
@@ -387,7 +423,7 @@ static int run_lines(struct wrun *r, struct hm_whatif *out, struct lpairs *t,
 	struct lref *ia;
 	int rc;
 
-	if (r->batch >= r->n)
+	if (r->acc && r->batch >= r->n)
 		return run_whole(r, out, t, err);
 	bl = hm_lines_acc_new(r->a, L, r->window_ns);
 	al = hm_lines_acc_new(r->a, L, r->window_ns);
@@ -407,89 +443,73 @@ static int run_lines(struct wrun *r, struct hm_whatif *out, struct lpairs *t,
 	return rc < 0 ? -1 : 0;
 }
 
-/* Distinct (address space, line) of the run, by 8-byte fingerprints. */
-static size_t distinct_lines(const struct hm_access *acc, size_t n, uint32_t L)
+/* Objects placed, the replay buffers, both sides built and matched. */
+static int run_common(struct wrun *r, const struct hm_wi_sum *sum, struct hm_whatif *out,
+		      struct hm_err *err)
 {
-	size_t cap = 1024, nr = 0;
-	uint64_t *v = calloc(cap, sizeof(*v));
+	struct lpairs t = {0};
+	int rc;
 
-	for (size_t i = 0; v && i < n; i++) {
-		uint64_t f = (acc[i].s.addr & ~(uint64_t)(L - 1)) * 0x9e3779b97f4a7c15ull ^
-			     (uint64_t)space_of(&acc[i]) * 0xc2b2ae3d27d4eb4full;
-		size_t j;
-
-		if (!acc[i].s.addr)
-			continue;
-		f = (f ^ f >> 31) | 1;
-		for (j = f & (cap - 1); v[j] && v[j] != f; j = (j + 1) & (cap - 1))
-			;
-		if (v[j])
-			continue;
-		v[j] = f;
-		if (2 * ++nr > cap) {
-			uint64_t *g = calloc(2 * cap, sizeof(*g));
-
-			for (size_t k = 0; g && k < cap; k++) {
-				for (j = v[k] & (2 * cap - 1); v[k] && g[j]; j = (j + 1) & (2 * cap - 1))
-					;
-				if (v[k])
-					g[j] = v[k];
-			}
-			free(v);
-			v = g;
-			cap *= 2;
-		}
+	r->rep = malloc(r->batch * sizeof(*r->rep));
+	r->flags = malloc(r->batch);
+	if (!r->rep || !r->flags) {
+		free(r->rep);
+		free(r->flags);
+		return hm_err_set(err, HM_EXIT_ENV, "out of memory replaying %llu accesses: %s",
+				  (unsigned long long)sum->accesses, strerror(ENOMEM));
 	}
-	if (!v)
-		hm_oom();
-	free(v);
-	return nr;
+	r->ob = hm_wi_objects(r->plan, sum, &out->counts, &r->nob);
+	rc = run_lines(r, out, &t, err);
+	free(r->ob);
+	free(r->flags);
+	if (rc) {
+		free(r->rep);
+		free(t.v);
+		return -1;
+	}
+	match(r->a, out, &t);
+	totals(&out->before, &out->tb);
+	totals(&out->after, &out->ta);
+	free(t.v);
+	if (r->acc && r->batch >= r->n)
+		out->replayed = r->rep;	/* one build: the whole replay, as tests read it */
+	else
+		free(r->rep);
+	return 0;
 }
-
-/* Batches only pay off with several accesses per line: per line, both sides' merged
- * tables cost about 1.1 KB more than one build's; per access, the one build's replayed
- * copy and scratch about 220 bytes (docs/hardening.md, Bounded memory). */
-#define HM_WI_BATCH_MIN_PER_LINE 5
 
 int hm_whatif_run(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		  const struct hm_wi_plan *plan, uint64_t window_ns, struct hm_whatif *out,
 		  struct hm_err *err)
 {
-	struct wrun r = {a, plan, acc, n, n ? n : 1, window_ns, NULL, 0, NULL, NULL};
-	struct lpairs t = {0};
+	struct wrun r = {a, plan, acc, n, n ? n : 1, window_ns, NULL, 0, NULL, NULL, array_feed, NULL};
+	struct hm_wi_sum sum;
+	struct afeed f;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->plan = plan;
-	if (n > HM_WI_BATCH &&
-	    n >= HM_WI_BATCH_MIN_PER_LINE * distinct_lines(acc, n, plan->line_size))
+	hm_wi_sum_init(&sum, plan->line_size);
+	hm_wi_sum_add(&sum, acc, n);
+	if (hm_wi_sum_batched(&sum))
 		r.batch = HM_WI_BATCH;
-	r.rep = malloc(r.batch * sizeof(*r.rep));
-	r.flags = malloc(r.batch);
-	if (!r.rep || !r.flags) {
-		free(r.rep);
-		free(r.flags);
-		return hm_err_set(err, HM_EXIT_ENV, "out of memory replaying %zu accesses: %s", n,
-				  strerror(ENOMEM));
-	}
-	r.ob = hm_wi_objects(plan, acc, n, &out->counts, &r.nob);
-	rc = run_lines(&r, out, &t, err);
-	free(r.ob);
-	free(r.flags);
-	if (rc) {
-		free(r.rep);
-		free(t.v);
-		return -1;
-	}
-	match(a, out, &t);
-	totals(&out->before, &out->tb);
-	totals(&out->after, &out->ta);
-	free(t.v);
-	if (r.batch >= n)
-		out->replayed = r.rep;	/* one build: the whole replay, as tests read it */
-	else
-		free(r.rep);
-	return 0;
+	f = (struct afeed){acc, n, r.batch};
+	r.feed_arg = &f;
+	rc = run_common(&r, &sum, out, err);
+	hm_wi_sum_free(&sum);
+	return rc;
+}
+
+int hm_whatif_run_feed(struct hm_arena *a, const struct hm_wi_sum *sum,
+		       const struct hm_wi_plan *plan, uint64_t window_ns, hm_wi_feed feed,
+		       void *feed_arg, struct hm_whatif *out, struct hm_err *err)
+{
+	struct wrun r = {a, plan, NULL, 0, HM_WI_BATCH, window_ns, NULL, 0, NULL, NULL, feed,
+			 feed_arg};
+
+	memset(out, 0, sizeof(*out));
+	out->plan = plan;
+	return run_common(&r, sum, out, err);
 }
 
 void hm_whatif_free(struct hm_whatif *w)

@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analyzer/load.h"
 #include "analyzer/whatif.h"
 #include "cli/cmds.h"
+#include "core/hash.h"
+#include "core/oom.h"
 
 #define MAX_ORDER 1024
 
@@ -15,7 +18,7 @@ struct whatif_args {
 	const char *input, *layout, *only, *suggest;
 	struct hm_wi_edit edits[HM_WI_MAX_EDITS];
 	uint32_t nr_edits;
-	int json, wide, aligned_alloc;
+	int json, wide, aligned_alloc, stream;
 	size_t top;
 	uint32_t line_size;
 	uint64_t window_ns;
@@ -46,6 +49,8 @@ static void whatif_usage(FILE *out)
 		"  --force        use binaries rebuilt since the recording (another build-id),\n"
 		"                 or a --vmlinux/--kallsyms of another kernel\n"
 		"  --top N        lines shown (0: all)\n"
+		"  --stream       read the recording twice instead of holding it, whatever its\n"
+		"                 length (the default for runs over 262144 accesses)\n"
 		"  --wide         text lines as long as they come (default: wrapped at 120)\n");
 }
 
@@ -111,7 +116,7 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		{"sysroot", required_argument, NULL, 'R'}, {"buildid-dir", required_argument, NULL, 'B'},
 		{"aligned-alloc", no_argument, NULL, 'A'}, {"force", no_argument, NULL, 'f'},
 		{"wide", no_argument, NULL, 'W'}, {"kallsyms", required_argument, NULL, 'Y'},
-		{"help", no_argument, NULL, 'h'},
+		{"stream", no_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -144,6 +149,7 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		case 'B': a->ro.buildid_dir = optarg; break;
 		case 'A': a->aligned_alloc = 1; break;
 		case 'f': a->ro.force = 1; break;
+		case 'S': a->stream = 1; break;
 		case 'h': whatif_usage(stdout); exit(HM_EXIT_OK);
 		default: cli_bad_option("whatif", c, argv); return -1;
 		}
@@ -189,7 +195,159 @@ static void set_groups(struct hm_wi_plan *p, const struct hm_wi_suggestion *s)
 	}
 }
 
-static int run(struct whatif_args *a, struct hm_recording *rec, struct hm_layout *build)
+/* --- a long run, streamed (docs/whatif.md, Memory): a first read of the recording builds
+ * the summary the plan, --suggest and the placing of objects need; the replay reads it
+ * again, batch by batch, once per pass of hm_whatif_run_feed. Each read opens its own
+ * resolver, so a later read's types are mapped to the first read's, which the plan
+ * holds: by kind, size, name, DIE offset or BTF id and file, down the chain of types
+ * each refers to. */
+
+#define STREAM_BATCH (1u << 16)
+#define MAX_READS 2			/* the replay; the after side again (PMU) */
+
+struct wfeed {
+	const struct whatif_args *a;
+	struct hm_map64 sig;		/* signature -> the first read's type */
+	struct hm_map64 tr;		/* a later read's type -> the first read's */
+	struct hm_recording recs[MAX_READS];	/* open to the end: lines point at
+						 * their strings */
+	int nrec, failed;
+	struct hm_access *buf;		/* HM_WI_BATCH accesses */
+	size_t nbuf;
+	int (*fn)(const struct hm_access *acc, size_t n, void *fa);
+	void *fa;
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0x100000001b3ull;
+	return h ^ h >> 29;
+}
+
+static uint64_t type_sig(const struct hm_type *t)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (int depth = 0; t && depth < 8; t = t->ref, depth++) {
+		h = mix(mix(mix(mix(h, t->kind), t->size), t->nelems), t->align);
+		h = mix(mix(h, t->name ? hm_hash_str(t->name) : 0), t->alias ? hm_hash_str(t->alias) : 0);
+		if (t->src)
+			h = mix(mix(h, t->key), hm_hash_str(hm_layout_path(t->src)));
+	}
+	return h | 1;
+}
+
+static const struct hm_type *first_type(struct wfeed *f, const struct hm_type *t)
+{
+	const struct hm_type *t1;
+
+	if (!t)
+		return NULL;
+	if ((t1 = hm_map64_get(&f->tr, (uintptr_t)t)))
+		return t1;
+	if (!(t1 = hm_map64_get(&f->sig, type_sig(t))))
+		t1 = t;
+	hm_map64_put(&f->tr, (uintptr_t)t, (void *)t1);
+	return t1;
+}
+
+static int feed_batch(const struct hm_access *acc, size_t n, void *arg)
+{
+	struct wfeed *f = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		f->buf[f->nbuf] = acc[i];
+		f->buf[f->nbuf].type = first_type(f, acc[i].type);
+		if (++f->nbuf == HM_WI_BATCH) {
+			f->nbuf = 0;
+			if (f->fn(f->buf, HM_WI_BATCH, f->fa)) {
+				f->failed = 1;
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int feed(void *arg, int (*fn)(const struct hm_access *acc, size_t n, void *fa), void *fa,
+		struct hm_err *err)
+{
+	struct wfeed *f = arg;
+	struct hm_err e = {0};
+	int rc;
+
+	if (f->nrec == MAX_READS)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: read more than %d times", f->a->input,
+				  MAX_READS);
+	f->fn = fn;
+	f->fa = fa;
+	f->nbuf = 0;
+	f->failed = 0;
+	rc = hm_recording_stream(f->a->input, &f->a->ro, NULL, NULL, STREAM_BATCH, feed_batch,
+				 f, &f->recs[f->nrec++], &e);
+	if (!rc && f->nbuf && fn(f->buf, f->nbuf, fa))
+		f->failed = 1;
+	if (f->failed)
+		return -1;	/* err set by fn */
+	if (rc)
+		*err = e;
+	return rc ? -1 : 0;
+}
+
+static void feed_init(struct wfeed *f, const struct whatif_args *a, const struct hm_wi_sum *sum)
+{
+	memset(f, 0, sizeof(*f));
+	f->a = a;
+	hm_map64_init(&f->sig);
+	hm_map64_init(&f->tr);
+	for (size_t i = 0; i < sum->n; i++) {
+		const struct hm_type *t = sum->acc[i].type;
+
+		if (t && !hm_map64_get(&f->sig, type_sig(t)))
+			hm_map64_put(&f->sig, type_sig(t), (void *)t);
+	}
+	if (!(f->buf = malloc(HM_WI_BATCH * sizeof(*f->buf))))
+		hm_oom();
+}
+
+static void feed_free(struct wfeed *f)
+{
+	for (int i = 0; i < f->nrec; i++)
+		hm_recording_free(&f->recs[i]);
+	hm_map64_free(&f->sig);
+	hm_map64_free(&f->tr);
+	free(f->buf);
+}
+
+/* The run: held (acc, n) or streamed (sum, f). */
+struct wsrc {
+	const struct hm_access *acc;
+	size_t n;
+	const struct hm_wi_sum *sum;
+	struct wfeed *f;
+};
+
+static int plan_run(struct hm_arena *ar, const struct whatif_args *a, const struct wsrc *r,
+		    struct hm_wi_spec *spec, struct hm_wi_suggestion *sug, struct hm_wi_plan *plan,
+		    struct hm_whatif *w, struct hm_err *err)
+{
+	if (a->suggest && (r->sum ? hm_whatif_suggest_sum(ar, r->sum, a->suggest, a->line_size,
+							  sug, err)
+				  : hm_whatif_suggest(ar, r->acc, r->n, a->suggest, a->line_size,
+						      sug, err)) == 0) {
+		spec->edits = sug->edits;
+		spec->nr_edits = sug->nr_edits;
+	}
+	if (err->msg[0])
+		return -1;
+	if (r->sum)
+		return hm_whatif_plan_sum(ar, r->sum, spec, plan, err) ||
+		       hm_whatif_run_feed(ar, r->sum, plan, a->window_ns, feed, r->f, w, err);
+	return hm_whatif_plan(ar, r->acc, r->n, spec, plan, err) ||
+	       hm_whatif_run(ar, r->acc, r->n, plan, a->window_ns, w, err);
+}
+
+static int run(struct whatif_args *a, const struct wsrc *src, struct hm_layout *build)
 {
 	struct hm_arena ar;
 	struct hm_err err = {0};
@@ -205,13 +363,7 @@ static int run(struct whatif_args *a, struct hm_recording *rec, struct hm_layout
 
 	hm_arena_init(&ar);
 	memset(&plan, 0, sizeof(plan));
-	if (a->suggest && hm_whatif_suggest(&ar, rec->acc, rec->n, a->suggest, a->line_size, &sug,
-					    &err) == 0) {
-		spec.edits = sug.edits;
-		spec.nr_edits = sug.nr_edits;
-	}
-	if (err.msg[0] || hm_whatif_plan(&ar, rec->acc, rec->n, &spec, &plan, &err) ||
-	    hm_whatif_run(&ar, rec->acc, rec->n, &plan, a->window_ns, &w, &err)) {
+	if (plan_run(&ar, a, src, &spec, &sug, &plan, &w, &err)) {
 		cli_err("whatif", 0, "%s", err.msg);
 		rc = err.code ? err.code : HM_EXIT_INPUT;
 	} else {
@@ -235,6 +387,53 @@ static int run(struct whatif_args *a, struct hm_recording *rec, struct hm_layout
 	return rc;
 }
 
+static int sum_batch(const struct hm_access *acc, size_t n, void *arg)
+{
+	hm_wi_sum_add(arg, acc, n);
+	return 0;
+}
+
+/* A first streamed read: when the run is long enough to be replayed in batches (or
+ * --stream), it is replayed streamed: 1, *rc its exit code. 0 when it is better held (a
+ * short run, or one of few accesses per line, or a pipe), or the read failed (the load
+ * says why). */
+static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
+{
+	struct hm_recording rec;
+	struct hm_wi_sum sum;
+	struct hm_err err = {0};
+	struct wfeed f;
+	struct stat st;
+	int held;
+
+	/* A pipe is read once: held. A missing file: the load says so. */
+	if (!strcmp(a->input, "-") || (!stat(a->input, &st) && !S_ISREG(st.st_mode))) {
+		if (!a->stream)
+			return 0;
+		*rc = cli_err("whatif", HM_EXIT_USAGE, "--stream reads %s twice: give a file, "
+			      "not a pipe", a->input);
+		return 1;
+	}
+	hm_wi_sum_init(&sum, a->line_size);
+	held = hm_recording_stream(a->input, &a->ro, NULL, NULL, STREAM_BATCH, sum_batch, &sum,
+				   &rec, &err) || (!a->stream && !hm_wi_sum_batched(&sum));
+	if (held) {
+		hm_wi_sum_free(&sum);
+		hm_recording_free(&rec);
+		return 0;
+	}
+	if (rec.warning)
+		fprintf(stderr, "hitmap whatif: warning: %s\n", rec.warning);
+	if (!(*rc = cli_stale("whatif", &rec, a->ro.force))) {
+		feed_init(&f, a, &sum);
+		*rc = run(a, &(struct wsrc){NULL, 0, &sum, &f}, build);
+		feed_free(&f);
+	}
+	hm_wi_sum_free(&sum);
+	hm_recording_free(&rec);	/* last: the plan holds its types */
+	return 1;
+}
+
 int cmd_whatif(int argc, char **argv)
 {
 	struct whatif_args a;
@@ -252,6 +451,8 @@ int cmd_whatif(int argc, char **argv)
 		rc = err.code ? err.code : HM_EXIT_INPUT;
 		goto out;
 	}
+	if (try_stream(&a, build, &rc))
+		goto out;
 	if (hm_recording_load(a.input, &a.ro, NULL, NULL, &rec, &err)) {
 		fprintf(stderr, "hitmap whatif: %s\n", err.msg);
 		rc = err.code ? err.code : HM_EXIT_INPUT;
@@ -266,7 +467,7 @@ int cmd_whatif(int argc, char **argv)
 				"(hitmap record -c timer -- CMD)\n", a.input);
 		rc = HM_EXIT_INPUT;
 	} else {
-		rc = run(&a, &rec, build);
+		rc = run(&a, &(struct wsrc){rec.acc, rec.n, NULL, NULL}, build);
 	}
 	hm_recording_free(&rec);
 out:

@@ -93,8 +93,11 @@ for l in lines:
        l['evidence'][:160])
     if m: pct.setdefault(min(x[1] for x in marks if x[2] == base), []).append(int(m.group(3)))
 groups = sorted(pct.values(), key=len)
-ok(len(groups) == 2 and len(set(groups[1])) == 1 and groups[0][0] + groups[1][0] <= 101 and
-   min(groups[0][0], groups[1][0]) > 0, "the two groups' watched shares: one per group, in (0, 100]", pct)
+# each line's share is of its own span (first to last access), rounded to a whole percent:
+# two lines of one group may differ by a point (50 and 51 seen once in CI's rehearsal)
+ok(len(groups) == 2 and max(groups[1]) - min(groups[1]) <= 1 and
+   groups[0][0] + min(groups[1]) <= 101 and min(groups[0][0], groups[1][0]) > 0,
+   "the two groups' watched shares: one per group (within a point), in (0, 100]", pct)
 PY
 # perf stat: the example makes exactly N stores per field.
 if command -v setarch >/dev/null; then

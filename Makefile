@@ -9,7 +9,7 @@ HM_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(shell pkg-config
 HM_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf) -lpfm -lm -lstdc++
 BUILD   ?= build
 
-LIB_SRCS  := $(sort $(wildcard core/*.c collectors/*.c symbolize/*.c analyzer/*.c))
+LIB_SRCS  := $(sort $(wildcard core/*.c collectors/*.c symbolize/*.c resolve/*.c analyzer/*.c render/*.c))
 CLI_SRCS  := $(sort $(wildcard cli/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "analyzer/access.h"
+#include "symbolize/access.h"
 
 /* One counter per row of perf's table; the comment names the row. */
 struct hm_c2c_stats {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyzer/access.h"
+#include "symbolize/access.h"
 #include "analyzer/layoutdiff.h"
 #include "analyzer/stats.h"
 #include "core/arena.h"

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyzer/access.h"
+#include "symbolize/access.h"
 #include "core/arena.h"
 #include "core/err.h"
 #include "core/json.h"

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyzer/access.h"
+#include "symbolize/access.h"
 #include "analyzer/c2c.h"
 #include "core/arena.h"
 #include "core/err.h"
@@ -258,7 +258,7 @@ void hm_sharing_interleave(struct hm_arena *a, struct hm_line *ln, const struct 
 			   const uint32_t *rows, size_t m, uint64_t window_ns,
 			   struct hm_rowpair *scratch);
 /* sharing.c: a rotated watch recording's lines say what share of the run their top pair
- * was watched (analyzer/watched.h). */
+ * was watched (resolve/watched.h). */
 struct hm_watched;
 void hm_sharing_watched(struct hm_arena *a, struct hm_lines *l, const struct hm_watched *w);
 /* sharing.c: sets verdict, pairs and fix of every line. Called by hm_lines_build. */

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyzer/access.h"
+#include "symbolize/access.h"
 #include "symbolize/layout.h"
 
 /* Who wrote each top-level member of a type in a recording. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "analyzer/c2c.h"
 #include "analyzer/sharing_fix.h"
-#include "analyzer/watched.h"
+#include "resolve/watched.h"
 #include "core/sort.h"
 #include "core/oom.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyzer/load.h"
-#include "analyzer/resolve.h"
+#include "resolve/load.h"
+#include "resolve/resolve.h"
 #include "core/hash.h"
 
 #define BATCH 4096

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/load.h"
+#include "resolve/load.h"
 #include "core/err.h"
 
 int cli_err(const char *cmd, int code, const char *fmt, ...)

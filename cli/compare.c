@@ -7,7 +7,7 @@
 
 #include "analyzer/compare.h"
 #include "analyzer/lines.h"
-#include "analyzer/load.h"
+#include "resolve/load.h"
 #include "cli/cmds.h"
 #include "core/oom.h"
 

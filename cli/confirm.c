@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "analyzer/lines.h"
-#include "analyzer/load.h"
+#include "resolve/load.h"
 
 /* A pair side as a watch: by member path when the first run named it (stats.errors:
  * found again in a rebuilt program, the fixed build too), else by offset, aligned, at

@@ -3,7 +3,7 @@
 #ifndef HM_CLI_CONFIRM_H
 #define HM_CLI_CONFIRM_H
 
-#include "analyzer/resolve.h"
+#include "resolve/resolve.h"
 #include "cli/watchspec.h"
 #include "core/err.h"
 

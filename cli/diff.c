@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyzer/diff_print.h"
+#include "render/diff_print.h"
 #include "cli/cmds.h"
 
 #define MAX_TYPES 256

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/layout_print.h"
-#include "analyzer/load.h"
-#include "analyzer/reorganize_print.h"
+#include "render/layout_print.h"
+#include "resolve/load.h"
+#include "render/reorganize_print.h"
 #include "cli/cmds.h"
 #include "core/json.h"
 

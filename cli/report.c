@@ -9,11 +9,11 @@
 #include "analyzer/c2c_view.h"
 #include "analyzer/fixcheck.h"
 #include "analyzer/heatmap.h"
-#include "analyzer/html.h"
-#include "analyzer/report_print.h"
-#include "analyzer/load.h"
+#include "render/html.h"
+#include "render/report_print.h"
+#include "resolve/load.h"
 #include "cli/cmds.h"
-#include "analyzer/stats_print.h"
+#include "render/stats_print.h"
 
 #define MAX_HEAT_TYPES 5
 #define HM_REPORT_BATCH (1 << 18)	/* accesses per batch: docs/report.md, Memory */

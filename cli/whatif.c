@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analyzer/load.h"
+#include "resolve/load.h"
 #include "analyzer/whatif.h"
 #include "cli/cmds.h"
 #include "core/hash.h"

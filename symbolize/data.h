@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyzer/access.h"
+#include "symbolize/access.h"
 #include "core/err.h"
 #include "symbolize/decode.h"
 #include "symbolize/layout.h"

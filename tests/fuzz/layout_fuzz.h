@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "analyzer/layout_print.h"
+#include "render/layout_print.h"
 #include "core/json.h"
 #include "symbolize/layout.h"
 #include "tests/fuzz/fuzz_util.h"

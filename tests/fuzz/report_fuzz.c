@@ -1,5 +1,5 @@
 /* libFuzzer target for the whole report pipeline, as `hitmap report` runs it: a perf.data
- * streamed in small batches (analyzer/load.c: two passes, time order across batch
+ * streamed in small batches (resolve/load.c: two passes, time order across batch
  * boundaries), every sample resolved against a real ELF file (code, decode, data
  * symbolization through its DWARF), lines, splits and heat maps accumulated batch by
  * batch, the sharing verdicts, and every renderer (text views, JSON, heat map text, JSON
@@ -21,9 +21,9 @@
 #include <string.h>
 
 #include "analyzer/heatmap.h"
-#include "analyzer/load.h"
-#include "analyzer/report_print.h"
-#include "analyzer/stats_print.h"
+#include "resolve/load.h"
+#include "render/report_print.h"
+#include "render/stats_print.h"
 #include "tests/fuzz/fuzz_util.h"
 
 #define MAX_DRAWN 3

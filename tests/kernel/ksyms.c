@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/load.h"
+#include "resolve/load.h"
 #include "symbolize/code.h"
 
 /* ksyms --patched VMLINUX RELEASE ADDR...: "ADDR KIND" per link address, KIND as

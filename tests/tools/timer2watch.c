@@ -51,8 +51,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "analyzer/load.h"
-#include "analyzer/resolve.h"
+#include "resolve/load.h"
+#include "resolve/resolve.h"
 #include "collectors/events.h"
 #include "core/perfdata.h"
 #include "core/sort.h"
@@ -160,7 +160,7 @@ static int find_timer(struct conv *c, struct hm_err *err)
 			  "record it with 'hitmap record -c timer'", c->in);
 }
 
-/* Address spaces as analyzer/load.c builds them (hm_recording_maps); the decoder's code
+/* Address spaces as resolve/load.c builds them (hm_recording_maps); the decoder's code
  * map takes the executable ones, as the resolver's does. */
 static void track_map(const struct hm_perf_event *ev, void *arg)
 {
@@ -175,7 +175,7 @@ static void track_map(const struct hm_perf_event *ev, void *arg)
 				m->build_id, m->build_id_size);
 }
 
-/* The operand the resolver reports: the first explicit data operand (analyzer/resolve.c). */
+/* The operand the resolver reports: the first explicit data operand (resolve/resolve.c). */
 static const struct hm_memop *data_operand(const struct hm_insn *in)
 {
 	for (uint32_t i = 0; i < in->nr_mem; i++)

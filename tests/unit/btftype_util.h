@@ -16,7 +16,7 @@
 #include <gelf.h>
 #include <unistd.h>
 
-#include "analyzer/resolve.h"
+#include "resolve/resolve.h"
 #include "symbolize/data.h"
 #include "symbolize/decode.h"
 #include "symbolize/typeinfer.h"

@@ -1,4 +1,4 @@
-/* analyzer/alloc.c: probe samples paired into allocations, the live map over time, and
+/* resolve/alloc.c: probe samples paired into allocations, the live map over time, and
  * the names it gives accesses. The samples here are synthesized (struct hm_perf_event
  * built by hand, as hitmap's reader hands them out); tests/e2e/alloc.sh checks the same
  * on a real recording, against perf script. */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "analyzer/alloc.h"
+#include "resolve/alloc.h"
 
 #define PID 100
 #define CALLER 0x555555555103ULL	/* a return address in the program */

@@ -320,7 +320,7 @@ static void test_missing_file_hint_names_the_fix(void **state)
 	loc = lookup(c, 109, BASE + P.sym, 0);
 	assert_null(loc.func);
 	assert_string_equal(loc.module, "/nonexistent/bin/app");
-	/* UNREADABLE: the report counts such samples and names the file (analyzer/load.c) */
+	/* UNREADABLE: the report counts such samples and names the file (resolve/load.c) */
 	assert_int_equal(loc.flags, HM_CODE_NO_FILE | HM_CODE_NO_DEBUGINFO | HM_CODE_UNREADABLE);
 	assert_non_null(strstr(loc.hint, "--sysroot"));
 	assert_non_null(strstr(loc.hint, "DEBUGINFOD_URLS"));

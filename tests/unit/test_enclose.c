@@ -1,4 +1,4 @@
-/* Enclosing objects (symbolize/data_enclose.c, analyzer/resolve_enclose.c): an access
+/* Enclosing objects (symbolize/data_enclose.c, resolve/resolve_enclose.c): an access
  * through a pointer to a member or element that falls inside a heap object typed by
  * another sample is named from that, the outermost, object. The rule on thread_arg_t from
  * the real DWARF of the committed tests/data/rec/bin/enclose_hist; then its recording,
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "analyzer/load.h"
+#include "resolve/load.h"
 #include "symbolize/data_int.h"
 
 #define BIN "tests/data/rec/bin/enclose_hist"

@@ -1,7 +1,7 @@
-/* symbolize/data_kcore.c, analyzer/resolve.c: kernel samples typed through kcore, kallsyms, raw BTF. */
+/* symbolize/data_kcore.c, resolve/resolve.c: kernel samples typed through kcore, kallsyms, raw BTF. */
 #include <dirent.h>
 
-#include "analyzer/resolve.h"
+#include "resolve/resolve.h"
 #include "symbolize/data.h"
 #include "kcore_util.h"
 

@@ -1,7 +1,7 @@
-/* analyzer/report_print.c and report_json.c: text views and JSON contract of crafted lines. */
+/* render/report_print.c and report_json.c: text views and JSON contract of crafted lines. */
 #include "lines_util.h"
 
-#include "analyzer/report_print.h"
+#include "render/report_print.h"
 
 static char *render(const struct set *s, int json, enum hm_report_view_kind view, size_t top)
 {

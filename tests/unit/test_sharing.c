@@ -2,7 +2,7 @@
  * evidence (latent), the sample minimum below which no verdict is given, confidence, the
  * evidence sentence, and the ranking of shared lines above private ones. */
 #include "lines_util.h"
-#include "analyzer/watched.h"
+#include "resolve/watched.h"
 
 /* Threads time-sliced on one CPU never move the line between caches, but the bytes they
  * touch are shared all the same: the verdict stands and the line is marked latent. When

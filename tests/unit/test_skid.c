@@ -1,4 +1,4 @@
-/* analyzer/skid.c, resolve.c: which instruction a timer sample is charged to, and its
+/* resolve/skid.c, resolve.c: which instruction a timer sample is charged to, and its
  * address. The code is crafted (assembled here from the patterns of docs/decode.md, Skid)
  * and the samples are synthesized: a sampled ip with the registers a cpu-clock interrupt
  * would give there. What real timer samples do is measured in docs/decode.md and checked
@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "analyzer/resolve.h"
-#include "analyzer/skid.h"
+#include "resolve/resolve.h"
+#include "resolve/skid.h"
 #include "symbolize/decode.h"
 #include "run_util.h"
 

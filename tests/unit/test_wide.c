@@ -1,4 +1,4 @@
-/* Wide accesses (symbolize/data_split.c, analyzer/resolve_wide.c): an access over several
+/* Wide accesses (symbolize/data_split.c, resolve/resolve_wide.c): an access over several
  * members is one access per member, each with its own bytes. The rule on the real DWARF of
  * the committed tests/data/rec/bin/wide_stats and of a struct with holes and arrays built
  * here; then the committed recording of wide_stats, whose 16-byte movdqu/movups over
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "analyzer/load.h"
+#include "resolve/load.h"
 #include "symbolize/data.h"
 #include "run_util.h"
 

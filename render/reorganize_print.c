@@ -1,6 +1,6 @@
 /* --reorganize's text (pahole -R's: the new layout, "saved N bytes" on its closing line)
  * with hitmap's notes after it, and its JSON (hitmap.layout.reorganize/1). */
-#include "analyzer/reorganize_print.h"
+#include "render/reorganize_print.h"
 
 #include <string.h>
 

@@ -1,13 +1,13 @@
 /* The report page: title with the recording's source and counts, the thread key, the
  * lines table beside the shared lines' layouts, each line's verdict, evidence, checked
  * fix and who-reads-and-writes-what, then the hot types' heat maps. */
-#include "analyzer/html.h"
+#include "render/html.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 #include "analyzer/fixcheck.h"
-#include "analyzer/html_int.h"
+#include "render/html_int.h"
 
 /* Okabe-Ito without its yellow, which vanishes on white; then black. */
 static const char *const thread_rgb[HM_HTML_THREAD_COLOURS] = {

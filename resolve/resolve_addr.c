@@ -1,12 +1,12 @@
 /* Which instruction a sample is charged to and which address it touched: the decode
- * cache, the timer's skid model (analyzer/skid.c), watchpoint traps, kernel per-CPU
+ * cache, the timer's skid model (resolve/skid.c), watchpoint traps, kernel per-CPU
  * offsets and boot-patched paravirt sites. resolve.c names what this finds. */
-#include "analyzer/resolve_int.h"
+#include "resolve/resolve_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/skid.h"
+#include "resolve/skid.h"
 #include "core/oom.h"
 
 /* The operand an access is about: the first explicit data operand. */
@@ -150,7 +150,7 @@ static void count_skid(struct hm_resolve_stats *st, const struct hm_skid_pick *p
 		st->skid_load++;
 }
 
-/* Timer: the charged instruction (analyzer/skid.h) in *in and its operand; *before set
+/* Timer: the charged instruction (resolve/skid.h) in *in and its operand; *before set
  * when that is the instruction before ip, whose registers are those after it ran. */
 static const struct hm_memop *timer_pick(struct hm_resolver *r, struct hm_access *a,
 					 struct hm_insn *in, int *before)

@@ -1,5 +1,5 @@
 /* The timer attribution model; measured in docs/decode.md (Skid). */
-#include "analyzer/skid.h"
+#include "resolve/skid.h"
 
 #include <stddef.h>
 

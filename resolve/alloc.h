@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyzer/access.h"
+#include "symbolize/access.h"
 #include "core/err.h"
 #include "core/perfdata.h"
 #include "symbolize/code.h"

@@ -1,7 +1,7 @@
 /* The live-allocation map: probe samples paired into allocations (entry and return by
  * thread, in time order), then replayed in time order so that a lookup at time t sees
  * exactly the allocations live at t. */
-#include "analyzer/alloc.h"
+#include "resolve/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "analyzer/watched.h"
+#include "resolve/watched.h"
 
 #include <stdlib.h>
 #include <string.h>

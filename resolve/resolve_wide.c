@@ -3,7 +3,7 @@
  * byte's member alone, the others would vanish from lines, sharing, the heat map and
  * whatif; split, each is credited with its own bytes (symbolize/data_split.c has the
  * rule). */
-#include "analyzer/resolve_int.h"
+#include "resolve/resolve_int.h"
 
 #include <string.h>
 

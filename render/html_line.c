@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "analyzer/heatmap.h"
-#include "analyzer/html_int.h"
+#include "render/html_int.h"
 #include "core/oom.h"
 
 #define SVG_W 640

@@ -1,7 +1,7 @@
 /* Rendering of a what-if: the new layouts pahole-style with moved members marked, the
  * suggested struct as C, the lines that stop, start or stay shared, and hitmap.whatif/1.
  * Nothing here decides: the plan, the replay and the verdicts come from whatif*.c. */
-#include "analyzer/report_print.h"
+#include "render/report_print.h"
 #include "analyzer/whatif.h"
 
 #include <inttypes.h>

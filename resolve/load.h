@@ -3,8 +3,8 @@
 #ifndef HM_LOAD_H
 #define HM_LOAD_H
 
-#include "analyzer/watched.h"
-#include "analyzer/resolve.h"
+#include "resolve/watched.h"
+#include "resolve/resolve.h"
 
 struct hm_recording {
 	const char *path;

@@ -1,7 +1,7 @@
 /* hitmap.report/1 (DESIGN.md, JSON contract; docs/report.md lists every key). Keys are
  * only ever added: tests, bots and scripts read this. */
 #include "analyzer/fixcheck.h"
-#include "analyzer/report_print.h"
+#include "render/report_print.h"
 
 #include "core/json.h"
 

@@ -4,7 +4,7 @@
  * to the analyzers, those named `int` (heap) or not at all are named again from the
  * objects known by then (symbolize/data_enclose.c), and split when they now cover
  * several members (a rep stos through an untyped pointer, resolve_wide.c). */
-#include "analyzer/resolve_int.h"
+#include "resolve/resolve_int.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "analyzer/resolve.h"
+#include "resolve/resolve.h"
 
 void hm_stats_print(FILE *out, struct hm_resolver *r);
 

@@ -1,6 +1,6 @@
-#include "analyzer/load.h"
+#include "resolve/load.h"
 
-#include "analyzer/alloc.h"
+#include "resolve/alloc.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -351,7 +351,7 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 	hm_resolver_features(rec->resolver, hm_perfdata_features(rec->pd));
 	if (!stream && hm_recording_maps(path, track_map, rec->resolver, &(struct hm_err){0}) < 0)
 		stream = 1;	/* the sample pass reports what is wrong with the file */
-	/* heap objects by allocation: its own pass, as the maps' (analyzer/alloc.h) */
+	/* heap objects by allocation: its own pass, as the maps' (resolve/alloc.h) */
 	if (!stream && hm_alloc_map_read(path, &rec->alloc, err))
 		return -1;
 	if (hm_resolver_verify(rec->resolver, &rec->kernel_warning, err) ||

@@ -3,8 +3,8 @@
  * cell's data-v is what it sorts by). */
 #include <inttypes.h>
 
-#include "analyzer/html.h"
-#include "analyzer/html_int.h"
+#include "render/html.h"
+#include "render/html_int.h"
 
 static void num(FILE *out, uint64_t v)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "core/sort.h"
 #include "core/oom.h"
-#include "analyzer/html_int.h"
+#include "render/html_int.h"
 
 #define LABEL_W 96	/* "line 3" and its byte offset, left of the boxes */
 #define AREA_W 640.0	/* one cache line */

@@ -1,4 +1,4 @@
-#include "analyzer/diff_print.h"
+#include "render/diff_print.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * knows a different part: the PMU gives the address, a timer sample gives the registers
  * from which the instruction's operand yields it, a watchpoint gives the address but
  * traps after the instruction, which must be found by decoding. */
-#include "analyzer/resolve_int.h"
+#include "resolve/resolve_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

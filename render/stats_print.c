@@ -1,4 +1,4 @@
-#include "analyzer/stats_print.h"
+#include "render/stats_print.h"
 
 #include "symbolize/data.h"
 

@@ -1,6 +1,6 @@
 /* The text views: one header line per table, numbers right-aligned, names in columns as
  * wide as the longest shown (up to NAME_MAX_W), every fix spelled out. */
-#include "analyzer/report_print.h"
+#include "render/report_print.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #ifndef HM_RESOLVE_INT_H
 #define HM_RESOLVE_INT_H
 
-#include "analyzer/resolve.h"
+#include "resolve/resolve.h"
 #include "core/hash.h"
 #include "symbolize/code.h"
 #include "symbolize/data.h"

@@ -48,7 +48,7 @@ struct hm_access {
 	uint32_t wide_size;		/* bytes of the whole access */
 	uint32_t part_off;		/* this piece's offset within it */
 	uint16_t part, nr_parts;	/* which piece (0 first), of how many */
-	/* The live allocation holding s.addr (analyzer/alloc.c), when recorded: */
+	/* The live allocation holding s.addr (resolve/alloc.c), when recorded: */
 	const char *alloc_site;		/* "calloc at alloc_array.c:51"; NULL: none */
 	uint64_t alloc_base, alloc_size;
 	uint64_t alloc_elem;		/* element of obj_base in it (type known), else 0 */

@@ -1,6 +1,6 @@
 /* pahole-style text and JSON for one aggregate. Offsets of nested members are
  * absolute from the start of the printed type, as pahole -E prints them. */
-#include "analyzer/layout_print.h"
+#include "render/layout_print.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
 #ifndef HM_RESOLVE_H
 #define HM_RESOLVE_H
 
-#include "analyzer/access.h"
+#include "symbolize/access.h"
 #include "core/perfdata.h"
 
 struct hm_resolver;
@@ -27,7 +27,7 @@ struct hm_resolve_stats {
 	uint64_t samples, by_source[3];
 	uint64_t no_code;		/* the instruction's bytes could not be read */
 	uint64_t not_memory;		/* neither it nor the one before accesses memory */
-	/* Timer samples by the instruction charged (analyzer/skid.h, docs/decode.md Skid). */
+	/* Timer samples by the instruction charged (resolve/skid.h, docs/decode.md Skid). */
 	uint64_t at_ip;			/* the instruction at ip: the one before is no access */
 	uint64_t skid;			/* the instruction before ip (skid) */
 	uint64_t skid_load;		/* of those, a load or read-modify-write */

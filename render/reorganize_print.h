@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "analyzer/layout_print.h"
+#include "render/layout_print.h"
 #include "analyzer/reorganize.h"
 #include "core/json.h"
 #include "symbolize/shape.h"

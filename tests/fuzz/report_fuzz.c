@@ -2,8 +2,9 @@
  * streamed in small batches (resolve/load.c: two passes, time order across batch
  * boundaries), every sample resolved against a real ELF file (code, decode, data
  * symbolization through its DWARF), lines, splits and heat maps accumulated batch by
- * batch, the sharing verdicts, and every renderer (text views, JSON, heat map text, JSON
- * and HTML, --stats) into /dev/null. What the perfdata target cannot reach: the reader
+ * batch, the sharing verdicts, and every renderer (text views, JSON, the c2c view in
+ * both widths and its JSON, the --html page, heat map text, JSON and HTML, --stats) into
+ * /dev/null. What the perfdata target cannot reach: the reader
  * alone never hands events to the resolver or the analyzers.
  *
  * The seeds name the examples as /proc/self/cwd/examples/bin/NAME (seeds.sh rewrites
@@ -20,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/c2c_view.h"
 #include "analyzer/heatmap.h"
 #include "resolve/load.h"
+#include "render/html.h"
 #include "render/report_print.h"
 #include "render/stats_print.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -38,6 +41,7 @@ struct run {
 	struct hm_splits_acc *splits;
 	struct hm_splits split_out;
 	struct hm_heat_set heat;
+	struct hm_c2c_acc *c2c;		/* the c2c view, as --view c2c builds it */
 	uint32_t line_size;
 	const char *type;
 	struct hm_err err;
@@ -65,18 +69,19 @@ static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 		return -1;
 	hm_splits_add(r->splits, acc, n);
 	hm_heat_set_add(&r->heat, acc, n);
+	hm_c2c_acc_add(r->c2c, acc, n);
 	return 0;
 }
 
-static void heatmaps(struct run *r)
+/* The busiest heat maps into hp, each rendered as text and JSON; their number. */
+static size_t heatmaps(struct run *r, const struct hm_heat **hp)
 {
-	const struct hm_heat *hp[MAX_DRAWN];
 	size_t n = 0;
 	struct hm_json j;
 
 	n = hm_heat_set_busiest(&r->heat, hp, MAX_DRAWN);
 	if (!n)
-		return;
+		return 0;
 	hm_heat_print_html(null_out, hp, n, "fuzz");
 	hm_json_init(&j, null_out);
 	hm_json_obj_begin(&j, NULL);
@@ -88,10 +93,34 @@ static void heatmaps(struct run *r)
 	hm_json_arr_end(&j);
 	hm_json_obj_end(&j);
 	hm_json_finish(&j);
+	return n;
+}
+
+/* --view c2c in both widths and its JSON member, then the --html page. */
+static void c2c_and_page(struct run *r, struct hm_recording *rec, const struct hm_lines *lines,
+			 const struct hm_heat **hp, size_t nh, size_t top)
+{
+	struct hm_c2c_view c2v;
+	struct hm_json j;
+	struct hm_html_page pg = {.input = "fuzz", .lost = rec->lost, .lines = lines,
+				  .heat = hp, .nr_heat = nh, .command = "fuzz -x"};
+
+	hm_c2c_acc_end(r->c2c, &r->ar, lines, &c2v);
+	r->c2c = NULL;
+	hm_c2c_print_text(null_out, &c2v, "fuzz", top, 0);
+	hm_c2c_print_text(null_out, &c2v, "fuzz", top, 1);
+	hm_json_init(&j, null_out);
+	hm_json_obj_begin(&j, NULL);
+	hm_c2c_print_json(&j, &c2v, top);
+	hm_json_obj_end(&j);
+	hm_json_finish(&j);
+	hm_html_print_report(null_out, &pg);
 }
 
 static void analyze(struct run *r, struct hm_recording *rec, size_t top)
 {
+	const struct hm_heat *hp[MAX_DRAWN];
+	size_t nh;
 	struct hm_lines lines;
 	struct hm_report_view v = {.input = "fuzz", .lost = rec->lost, .top = top,
 				   .splits = &r->split_out};
@@ -101,7 +130,7 @@ static void analyze(struct run *r, struct hm_recording *rec, size_t top)
 	hm_splits_end(r->splits);
 	r->splits = NULL;
 	hm_heat_set_end(&r->heat);
-	heatmaps(r);
+	nh = heatmaps(r, hp);
 	v.source = lines.source;
 	v.lines = &lines;
 	for (int view = HM_VIEW_LINES; view <= HM_VIEW_SPLITS; view++) {
@@ -110,6 +139,7 @@ static void analyze(struct run *r, struct hm_recording *rec, size_t top)
 	}
 	hm_report_print_json(null_out, &v);
 	hm_stats_print(null_out, rec->resolver);
+	c2c_and_page(r, rec, &lines, hp, nh, top);
 }
 
 static void run_free(struct run *r)
@@ -118,6 +148,8 @@ static void run_free(struct run *r)
 
 	if (r->lines)
 		hm_lines_acc_end(r->lines, &discard);
+	if (r->c2c)
+		hm_c2c_acc_end(r->c2c, &r->ar, NULL, &(struct hm_c2c_view){0});
 	hm_splits_end(r->splits);
 	hm_heat_set_end(&r->heat);
 	hm_arena_free(&r->ar);
@@ -220,6 +252,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hm_heat_set_init(&r.heat, &r.ar, &(struct hm_heat_opts){.line_size = r.line_size,
 							       .all_elems = r.line_size == 128});
 	r.lines = hm_lines_acc_new(&r.ar, r.line_size, size & 16 ? 1000 : 0);
+	r.c2c = hm_c2c_acc_new(r.line_size, &(struct hm_c2c_opts){
+		.display = (enum hm_c2c_display)(size % 4), .show_all = (size & 32) != 0,
+		.coalesce = HM_C2C_BY_IADDR | (size & 8 ? HM_C2C_BY_TID | HM_C2C_BY_PID : 0)});
 	if (hm_splits_begin(&r.ar, r.line_size, &r.split_out, &r.splits, &err)) {
 		run_free(&r);
 		return 0;

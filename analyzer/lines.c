@@ -309,6 +309,11 @@ static size_t totals(struct ctx *c, size_t n, struct hm_lines *out, uint32_t *li
 		out->with_addr += x->s.addr != 0;
 		out->resolved += x->s.addr && x->object &&
 				 x->method != HM_M_UNKNOWN && x->method != HM_M_NOADDR;
+		if (x->prim && x->s.addr) {
+			out->prim++;
+			out->prim_resolved += x->object && x->method != HM_M_UNKNOWN &&
+					      x->method != HM_M_NOADDR;
+		}
 		if (x->s.source < 3)
 			out->by_source[x->s.source]++;
 		if ((unsigned)x->method < HM_M__COUNT)

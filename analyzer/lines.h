@@ -174,6 +174,8 @@ struct hm_lines {
 	uint64_t window_ns;
 	enum hm_source source;		/* whose measure is `contention` */
 	uint64_t total, with_addr, resolved;
+	uint64_t prim, prim_resolved;	/* of with_addr and resolved: made by string and
+					 * copy primitives (hm_access.prim) */
 	int cpus_known;			/* samples name more than one CPU; 0 for recordings
 					 * without PERF_SAMPLE_CPU, where every cpu reads 0 */
 	uint32_t first_cpu;		/* the first access's CPU (merging batches) */

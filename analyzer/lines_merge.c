@@ -310,6 +310,8 @@ int hm_lines_acc_add(struct hm_lines_acc *m, const struct hm_access *acc, size_t
 	l->total += b.total;
 	l->with_addr += b.with_addr;
 	l->resolved += b.resolved;
+	l->prim += b.prim;
+	l->prim_resolved += b.prim_resolved;
 	l->cpus_known |= b.cpus_known || (m->have_cpu && b.first_cpu != l->first_cpu);
 	if (!m->have_cpu) {
 		m->have_cpu = 1;

@@ -293,6 +293,10 @@ void hm_report_print_json(FILE *out, const struct hm_report_view *v)
 	hm_json_u64(&j, "with_addr", l->with_addr);
 	hm_json_u64(&j, "resolved", l->resolved);
 	hm_json_u64(&j, "lost", v->lost);
+	if (l->prim) {	/* string and copy primitives: docs/report.md */
+		hm_json_u64(&j, "primitives", l->prim);
+		hm_json_u64(&j, "primitives_resolved", l->prim_resolved);
+	}
 	if (l->dropped_lines) {	/* only past --max-lines: docs/report.md */
 		hm_json_u64(&j, "dropped_lines", l->dropped_lines);
 		hm_json_u64(&j, "dropped_samples", l->dropped_records);

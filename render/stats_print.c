@@ -57,6 +57,10 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 	for (int m = 0; m < HM_M__COUNT; m++)
 		fprintf(out, "  %-8s %10llu  %5.1f%%\n", hm_data_method_name((enum hm_method)m),
 			(unsigned long long)ds.by_method[m], pct(ds.by_method[m], ds.total));
+	if (rs->prim)	/* per sample; the report's samples.primitives in JSON */
+		fprintf(out, "  made by string and copy primitives (memset, memcpy, copy_user, rep "
+			"movs/stos): %llu, their buffer named: %llu\n", (unsigned long long)rs->prim,
+			(unsigned long long)rs->prim_named);
 	fprintf(out, "  to a member (type.field)  %10llu  %5.1f%%\n",
 		(unsigned long long)rs->member, pct(rs->member, ds.total));
 	if (ds.enclosed)

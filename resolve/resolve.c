@@ -305,6 +305,11 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 	out->method = HM_M_NOADDR;
 	if (out->s.addr || op)
 		name_data(r, ev, out, &in, op, src != HM_SRC_TIMER || before);
+	out->prim = (uint8_t)((op && in.rep) || hm_primitive_func(out->func));
+	if (out->prim && out->s.addr) {
+		r->st.prim++;
+		r->st.prim_named += out->method >= HM_M_GLOBAL && out->method <= HM_M_HEAP;
+	}
 	if (!out->s.addr)
 		count_noaddr(r, out);
 	r->st.member += out->field && out->type && out->method != HM_M_UNKNOWN &&

@@ -59,6 +59,9 @@ struct hm_resolve_stats {
 	uint64_t wide;			/* accesses split into one per member they cover */
 	uint64_t wide_parts;		/* the parts they gave */
 	uint64_t rep_sized;		/* rep string instructions sized by their count */
+	uint64_t prim;			/* accesses with an address made by a string or
+					 * copy primitive (hm_access.prim) */
+	uint64_t prim_named;		/* of those, named (global to heap) */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
@@ -95,6 +98,9 @@ struct hm_func_count {
 	const char *func;	/* "[k] do_sys_openat2", "main", "[unknown]" */
 	uint64_t count;
 };
+/* Whether func (a function name as the code symbolizer gives it) is a string or copy
+ * primitive: memset, memcpy, copy_user, strlen and their implementations (primitive.c). */
+int hm_primitive_func(const char *func);
 size_t hm_resolver_top_noaddr(const struct hm_resolver *r, struct hm_func_count *out, size_t n);
 /* The code symbolizer of the recording's address spaces (allocation sites). */
 struct hm_code *hm_resolver_code(struct hm_resolver *r);

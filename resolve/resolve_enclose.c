@@ -28,6 +28,9 @@ size_t hm_resolver_enclose(struct hm_resolver *r, struct hm_access *a, struct hm
 	member = is_member(a);
 	if (!hm_data_enclose(r->data, a->s.pid, a->s.addr, &o))
 		return 0;
+	if (a->prim && a->method == HM_M_UNKNOWN && o.method >= HM_M_GLOBAL &&
+	    o.method <= HM_M_HEAP)
+		r->st.prim_named++;	/* a primitive's buffer, named now */
 	a->method = o.method;
 	a->object = o.object;
 	a->type = o.type;

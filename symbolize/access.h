@@ -36,6 +36,9 @@ struct hm_access {
 					 * c2c's "No Page Map" counts the others) */
 	uint8_t percpu;			/* kernel %gs: access: s.addr is the offset in every
 					 * CPU's per-CPU area, and s.cpu's copy was touched */
+	uint8_t prim;			/* made by a string or copy primitive: a rep string
+					 * instruction, or in memset, memcpy, copy_user...
+					 * (resolve/primitive.c); unnamed, it is counted apart */
 	uint8_t spin;			/* a load in a spin-wait loop (a pause in a short
 					 * backward loop around it): its thread waits for
 					 * another CPU to store to the word */

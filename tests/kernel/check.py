@@ -156,8 +156,12 @@ def line_name(line):
 def numbers(tag, d, secs):
     s = d["samples"]
     named = 100.0 * s["resolved"] / s["with_addr"] if s["with_addr"] else 0.0
-    print("# %-28s samples %5d  with_addr %5d  named %5d (%4.1f%%)  report %.1f s" %
-          (tag, s["total"], s["with_addr"], s["resolved"], named, secs))
+    # Outside string and copy primitives (memset, copy_user: docs/report.md).
+    w, r = s["with_addr"] - s.get("primitives", 0), s["resolved"] - s.get("primitives_resolved", 0)
+    print("# %-28s samples %5d  with_addr %5d  named %5d (%4.1f%%; %4.1f%% outside %d in "
+          "primitives)  report %.1f s" % (tag, s["total"], s["with_addr"], s["resolved"], named,
+                                          100.0 * r / w if w > 0 else 0.0,
+                                          s.get("primitives", 0), secs))
     for line in d["lines"][:3]:
         print("#     " + line_name(line))
 
@@ -250,8 +254,28 @@ def check_workload(a, name, steps, guest_secs):
     check_kernel_items(name + " host", host)
     if guest:
         check_kernel_items(name + " guest", guest)
+    check_primitives(name, host, counts)
     if name in SPIN_WORKLOADS:
         check_spin(a, name, host, counts)
+
+
+PRIMITIVE = re.compile(r"^_*(memset|memcpy|memmove|copy_user|copy_to_user|copy_from_user|"
+                       r"clear_user|clear_page|rep_movs|rep_stos|strncpy_from_user|"
+                       r"csum_partial_copy)")
+
+
+def check_primitives(name, host, counts):
+    """Samples perf script puts in string and copy primitives (memset_erms, copy_user_*):
+    hitmap counts their accesses apart (samples.primitives, docs/report.md), at most one
+    per sample of the workload."""
+    perf_n = sum(n for f, n in counts.items() if PRIMITIVE.match(f))
+    s = host["samples"]
+    if perf_n:
+        check(name + ": string and copy primitives counted apart (%d accesses; perf script "
+              "has %d samples in such functions)" % (s.get("primitives", 0), perf_n),
+              0 < s.get("primitives", 0) <= s["total"] and
+              s.get("primitives_resolved", 0) <= min(s["primitives"], s["resolved"]),
+              json.dumps(s))
 
 
 SPIN_WORKLOADS = ("orphan", "create_unlink")	# a mutex / a directory rwsem, 2 threads

@@ -173,8 +173,19 @@ static int replay_ok(struct fc *c, const struct hm_type *t, const char *tname, s
 	return ok;
 }
 
-static const char *heap_text(struct hm_arena *a, const char *fix, uint32_t L)
+/* The heap variant of a fix: the allocation must be aligned too. With allocation records
+ * (record's malloc-family probes) the sentence names the call to replace. */
+static const char *heap_text(struct hm_arena *a, const struct hm_line *ln, const char *fix,
+			     uint32_t L)
 {
+	const struct hm_pair *p = &ln->pairs[0];
+	const char *site = ln->fields[p->a].alloc_site ? ln->fields[p->a].alloc_site
+							: ln->fields[p->b].alloc_site;
+
+	if (site)
+		return hm_arena_printf(a, "%s; it is on the heap, where malloc aligns only to 16: "
+				       "allocate it with aligned_alloc(%u, size) or posix_memalign "
+				       "instead of the %s", fix, L, site);
 	return hm_arena_printf(a, "%s; it is on the heap, where malloc aligns only to 16: "
 			       "allocate it with aligned_alloc(%u, size) or posix_memalign", fix, L);
 }
@@ -297,7 +308,7 @@ static void check_line(struct fc *c, struct hm_line *ln)
 		k[i].edit.value = k[i].edit.kind == HM_WI_ALIGN ? c->l->line_size : 0;
 		if (replay_ok(c, t, tname, &k[i], &what)) {
 			ln->fix_check = HM_FIX_REPLAYED;
-			ln->fix = k[i].aligned_alloc ? heap_text(c->a, k[i].text, c->l->line_size)
+			ln->fix = k[i].aligned_alloc ? heap_text(c->a, ln, k[i].text, c->l->line_size)
 						     : k[i].text;
 			ln->fix_replay = hm_arena_printf(c->a, "replayed on this recording: %s", what);
 			return;

@@ -370,10 +370,33 @@ static int first_seen(struct hm_map64 *seen, unsigned what, uint64_t index, uint
 	return 1;
 }
 
+/* A real cache line's last access, and the threads that stored to it (few: grown in the
+ * arena), so that a type line folded over instances is judged per instance. */
 struct last {
 	uint32_t tid;
 	uint8_t store;
+	uint32_t nr_w, cap_w;
+	uint32_t *w;
 };
+
+/* tid stores to the real line of prev: its distinct writers so far. */
+static uint32_t line_writer(struct hm_arena *a, struct last *prev, uint32_t tid)
+{
+	for (uint32_t i = 0; i < prev->nr_w; i++)
+		if (prev->w[i] == tid)
+			return prev->nr_w;
+	if (prev->nr_w == prev->cap_w) {
+		uint32_t cap = prev->cap_w ? 2 * prev->cap_w : 4;
+		uint32_t *w = hm_arena_alloc(a, cap * sizeof(*w));
+
+		if (prev->nr_w)
+			memcpy(w, prev->w, prev->nr_w * sizeof(*w));
+		prev->w = w;
+		prev->cap_w = cap;
+	}
+	prev->w[prev->nr_w++] = tid;
+	return prev->nr_w;
+}
 
 /* What counting keeps between batches: distinct threads seen and each line's last
  * access, so that batches added in time order count as one run. */
@@ -424,7 +447,14 @@ static void count(struct hm_heat_acc *c, const struct ent *e, size_t n)
 			l->writers += first_seen(&c->seen, 3, e[i].line, e[i].tid);
 		if (!prev) {
 			prev = hm_arena_alloc(c->a, sizeof(*prev));
+			memset(prev, 0, sizeof(*prev));
 			hm_map64_put(&c->lastmap, e[i].key, prev);
+		}
+		if (store) {
+			uint32_t w = line_writer(c->a, prev, e[i].tid);
+
+			if (w > l->line_writers)
+				l->line_writers = w;
 		}
 		prev->tid = e[i].tid;
 		prev->store = (uint8_t)store;

@@ -35,6 +35,9 @@ struct hm_heat_line {
 	uint64_t line;
 	uint64_t loads, stores, other, conflicts;
 	uint32_t threads, readers, writers;	/* distinct tids: any, loading, storing */
+	/* The most threads that store to one real line holding it: instances are judged
+	 * apart (a padded array of per-thread structs has writers 2, line_writers 1). */
+	uint32_t line_writers;
 };
 
 /* Elements 1.. of an array of structs whose accesses count in the "[*]" rows of

@@ -97,6 +97,7 @@ struct hm_lfield {
 	uint64_t obj_base;		/* runtime address of the object, 0 if unknown */
 	uint64_t field_off;		/* offset inside the object (valid with obj_base) */
 	enum hm_method method;		/* how the object was found (heap: malloc'd) */
+	const char *alloc_site;		/* "calloc at alloc_array.c:51" (heap), else NULL */
 	int named;			/* field came from symbolization */
 	uint64_t records, loads, stores, locked;
 	uint64_t spin;			/* loads in a spin-wait loop (struct hm_access.spin) */

@@ -177,6 +177,7 @@ static void line_rows(struct ctx *c, struct hm_line *ln, const struct hm_lrec *r
 		f->obj_base = x->obj_base;
 		f->field_off = x->field_off;
 		f->method = x->method;
+		f->alloc_site = x->alloc_site;
 	}
 	for (size_t i = 0; i < m; i++)
 		c->fidx[i] = c->remap[c->fidx[i]];

@@ -198,6 +198,7 @@ static void name_row(struct hm_arena *a, struct hm_lfield *d, const struct hm_lf
 	d->obj_base = f->obj_base;
 	d->field_off = f->field_off;
 	d->method = f->method;
+	d->alloc_site = f->alloc_site;
 }
 
 /* The merged row of batch row f, made if new. */

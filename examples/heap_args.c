@@ -6,12 +6,15 @@
  * be aligned too: aligned_alloc or posix_memalign). tests/unit/test_fixcheck.c uses its
  * types; the skew below puts the array where the published case had it.
  *
- * usage: heap_args [ITERATIONS] [SKEW]   (defaults 100000000, 48) */
+ * usage: heap_args [ITERATIONS] [SKEW|calloc]   (defaults 100000000, 48; calloc: the
+ * array is calloc(2, 64) itself, mid-line where malloc puts it); prints the array's
+ * address (tests/e2e/heap_fix.sh watches its elements there under setarch -R) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pin.h"
 
@@ -36,7 +39,9 @@ static void *work(void *p)
 
 int main(int argc, char **argv)
 {
-	unsigned long skew = argc > 2 ? strtoul(argv[2], NULL, 0) % 64 : 48;
+	/* SKEW "calloc": the array is the allocation itself, where malloc puts it */
+	int direct = argc > 2 && !strcmp(argv[2], "calloc");
+	unsigned long skew = argc > 2 && !direct ? strtoul(argv[2], NULL, 0) % 64 : 48;
 	char *raw;
 	lreg_args *args;
 	pthread_t t[2];
@@ -44,10 +49,13 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		iterations = strtoul(argv[1], NULL, 0);
 	/* calloc, then the array at `skew` bytes into a line, as a chunk header puts it */
-	raw = calloc(1, 2 * sizeof(lreg_args) + 128);
+	raw = direct ? calloc(2, sizeof(lreg_args)) : calloc(1, 2 * sizeof(lreg_args) + 128);
 	if (!raw)
 		return 1;
-	args = (lreg_args *)(raw + ((64 - (uintptr_t)raw % 64) % 64) + skew);
+	args = direct ? (lreg_args *)raw
+		      : (lreg_args *)(raw + ((64 - (uintptr_t)raw % 64) % 64) + skew);
+	printf("args %p\n", (void *)args);
+	fflush(stdout);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, work, &args[i]);
 	for (int i = 0; i < 2; i++)

@@ -378,9 +378,12 @@ static void draw_line_stats(FILE *out, const struct hm_heat *h, const struct hm_
 	fprintf(out, "<text class=\"stat\" x=\"%.1f\" y=\"%.1f\">%llu conflicts, %u writer%s"
 		     "</text>\n", x, y + 28, (unsigned long long)l->conflicts, l->writers,
 		l->writers == 1 ? "" : "s");
-	if (l->writers > 1)
+	if (l->line_writers > 1)
 		fprintf(out, "<text class=\"stat warn\" x=\"%.1f\" y=\"%.1f\">&#9888; %u threads "
-			     "write this line</text>\n", x, y + 42, l->writers);
+			     "write this line</text>\n", x, y + 42, l->line_writers);
+	else if (l->writers > 1)
+		fprintf(out, "<text class=\"stat\" x=\"%.1f\" y=\"%.1f\">each in its own "
+			     "instance's line</text>\n", x, y + 42);
 }
 
 /* The line's frame: its colour and width grow with the line's conflicts. */

@@ -109,8 +109,11 @@ static void marks_upto(struct text *p, uint64_t at)
 		put_counts(p, l->loads, l->stores, l->threads, l->conflicts);
 		fputc('\n', p->out);
 		/* on a row of its own, so that rows fit 120 columns */
-		if (l->writers > 1)
-			fprintf(p->out, "\t/* ^ %u threads write this line */\n", l->writers);
+		if (l->line_writers > 1)
+			fprintf(p->out, "\t/* ^ %u threads write this line */\n", l->line_writers);
+		else if (l->writers > 1)
+			fprintf(p->out, "\t/* ^ %u threads write it, each in its own instance's "
+					"line: not shared */\n", l->writers);
 		else if (l->writers == 1 && l->threads > 1)
 			fprintf(p->out, "\t/* ^ 1 thread writes, %u %s this line */\n",
 				l->threads - 1, l->threads == 2 ? "other accesses" : "others access");
@@ -184,7 +187,7 @@ static void put_summary(struct text *p)
 		stores += h->lines[i].stores;
 		other += h->lines[i].other;
 		conf += h->lines[i].conflicts;
-		shared += h->lines[i].writers > 1;
+		shared += h->lines[i].line_writers > 1;
 	}
 	fprintf(p->out, "\n\t/* size: %llu, cachelines: %llu, members: %u */\n",
 		(unsigned long long)h->size, (unsigned long long)h->nr_lines, nr);
@@ -283,6 +286,7 @@ void hm_heat_print_json(struct hm_json *j, const struct hm_heat *h)
 		hm_json_u64(j, "nr_threads", l->threads);
 		hm_json_u64(j, "readers", l->readers);
 		hm_json_u64(j, "writers", l->writers);
+		hm_json_u64(j, "line_writers", l->line_writers);
 		hm_json_u64(j, "conflicts", l->conflicts);
 		hm_json_obj_end(j);
 	}

@@ -12,6 +12,10 @@
 #     alternation that perf's view of the traps shows and records - 1. The breaks are at
 #     slice edges: the registers are armed and disarmed one after another, so for a few
 #     microseconds one side of a pair is watched alone (docs/report.md);
+#   - across threads: each worker's traps are on its own field only (a debug register is
+#     per thread: the trap is the accessing thread's), and every busy slice of a line has
+#     both threads' traps (one arming reaches every thread's copy): rotating across threads
+#     would buy no register (docs/report.md, "Across threads");
 #   - each line says "confirmed: N transfers in T s (watched X% of the time)", the two
 #     lines of one group with the same X, and the groups' X add up to at most 100;
 #   - perf stat -e mem:ADDR/8:w counts exactly N stores per field (the example's
@@ -92,6 +96,28 @@ for l in lines:
     ok(m is not None and int(m.group(1)) >= 1, "line %s says confirmed: N transfers in T s (watched X%%)" % l['addr'],
        l['evidence'][:160])
     if m: pct.setdefault(min(x[1] for x in marks if x[2] == base), []).append(int(m.group(3)))
+# Across threads: the registers are per thread (each thread's inherited copy of an event
+# is its own debug register, switched with it), so a trap belongs to the thread that made
+# the access, and one arming reaches every thread at once. Each worker traps on its own
+# field only (main's reads after join aside: at most 2 traps), and every slice with 20
+# traps or more on a line has both of its threads' (in turns mode they alternate).
+import bisect
+closes = sorted(m[1] for m in marks if m[1] is not None)
+for l in lines:
+    base = int(l['addr'], 16)
+    mine = [x for x in traps if base <= x[2] < base + 64]
+    by_tid, by_slice = {}, {}
+    for t, tid, addr in mine:
+        by_tid.setdefault(tid, set()).add(addr)
+        by_slice.setdefault(bisect.bisect_left(closes, t), []).append(tid)
+    workers = [tid for tid in by_tid if sum(1 for x in mine if x[1] == tid) > 2]
+    own = len(workers) == 2 and all(len(by_tid[w]) == 1 for w in workers) and \
+        by_tid[workers[0]] != by_tid[workers[1]]
+    busy = [v for v in by_slice.values() if len(v) >= 20]
+    both = [v for v in busy if len(set(v) & set(workers)) == 2]
+    ok(own and busy and len(both) == len(busy),
+       "line %s: each thread's traps are its own field's, and every busy slice has both threads (%d of %d)"
+       % (l['addr'], len(both), len(busy)), {t: sorted(hex(a) for a in v) for t, v in by_tid.items()})
 groups = sorted(pct.values(), key=len)
 # each line's share is of its own span (first to last access), rounded to a whole percent:
 # two lines of one group may differ by a point (50 and 51 seen once in CI's rehearsal)

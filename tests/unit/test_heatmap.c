@@ -157,6 +157,25 @@ static void test_heat_conflicts_only_within_one_object(void **state)
 	assert_int_equal(hm_heat_build(&fx->a, fx->ws, v, 2, 64, &h), 0);
 	assert_int_equal(h.lines[0].conflicts, 0);
 	assert_int_equal(h.lines[0].writers, 2);	/* the type's line 0 in both objects */
+	assert_int_equal(h.lines[0].line_writers, 1);	/* each object's line: one writer */
+}
+
+/* The same two writers in one object, and in two objects on one line (the second
+ * starts 32 bytes into the first's line): one real line, two writers. */
+static void test_heat_line_writers_judge_real_lines(void **state)
+{
+	struct fixture *fx = *state;
+	struct hm_access v[2] = {acc(fx->ws, 1, T_OPS, HM_OP_STORE, 0),
+				 acc(fx->ws, 2, T_ERR, HM_OP_STORE, 8)};
+	struct hm_heat h;
+
+	assert_int_equal(hm_heat_build(&fx->a, fx->ws, v, 2, 64, &h), 0);
+	assert_int_equal(h.lines[0].line_writers, 2);
+	v[1].obj_base = BASE + 32;
+	v[1].s.addr = BASE + 40;
+	assert_int_equal(hm_heat_build(&fx->a, fx->ws, v, 2, 64, &h), 0);
+	assert_int_equal(h.lines[0].writers, 2);
+	assert_int_equal(h.lines[0].line_writers, 2);
 }
 
 static void test_heat_padding_row_and_outside(void **state)
@@ -390,7 +409,7 @@ static void test_heat_json_fields_and_lines(void **state)
 				 "\"conflicts\":2}"));
 	assert_non_null(strstr(buf, "{\"field\":\"(hole)\",\"member\":\"(hole)\",\"offset\":28,\"size\":4"));
 	assert_non_null(strstr(buf, "\"lines\":[{\"line\":0,\"loads\":2,\"stores\":5,"));
-	assert_non_null(strstr(buf, "\"writers\":2,\"conflicts\":4}]"));
+	assert_non_null(strstr(buf, "\"writers\":2,\"line_writers\":2,\"conflicts\":4}]"));
 	free(buf);
 }
 
@@ -398,6 +417,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_heat_counts_loads_and_stores_per_field),
+		cmocka_unit_test(test_heat_line_writers_judge_real_lines),
 		cmocka_unit_test(test_heat_conflicts_when_another_thread_stores),
 		cmocka_unit_test(test_heat_line_with_two_writers),
 		cmocka_unit_test(test_heat_conflicts_only_within_one_object),

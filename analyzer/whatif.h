@@ -52,6 +52,9 @@ struct hm_wi_spec {
 	uint32_t line_size;		/* 64, or 128 with adjacent-line prefetch */
 	int aligned_alloc;		/* heap objects get the new alignment too (as if
 					 * allocated with aligned_alloc/posix_memalign) */
+	size_t max_lines;		/* distinct lines kept per side (0: no limit); a run
+					 * over it is replayed in batches, each side pruned
+					 * as report's --max-lines (hm_lines_acc_set_max) */
 };
 
 /* malloc's alignment on x86-64 glibc: a heap object keeps a base that is a multiple of
@@ -103,6 +106,7 @@ struct hm_wi_plan {
 	struct hm_wi_absent *absent;	/* LAYOUT */
 	uint32_t nr_absent;
 	int aligned_alloc;		/* from the spec */
+	size_t max_lines;		/* from the spec */
 	struct hm_wi_map *map;		/* arena-owned; hm_whatif_plan_free() */
 };
 
@@ -210,6 +214,8 @@ struct hm_wi_change {
 struct hm_wi_totals {
 	uint64_t lines, shared, false_sharing, true_sharing;
 	uint64_t contention;		/* on shared lines */
+	uint64_t dropped_lines;		/* past plan->max_lines: lines not kept, */
+	uint64_t dropped_samples;	/* and the accesses on them */
 };
 
 struct hm_whatif {

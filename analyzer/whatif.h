@@ -236,7 +236,8 @@ struct hm_whatif {
  * (hm_lines_acc_*): the replay then holds one batch, not a copy of the run, and is as
  * exact as report's batches (lines.h). A run of one batch, or of fewer than 5 accesses
  * per distinct line, is replayed in one build per side instead, which costs less per
- * line (docs/hardening.md, Bounded memory). */
+ * line (docs/hardening.md, Bounded memory), unless it has more distinct lines than
+ * plan->max_lines: then in batches of a quarter of max_lines, both sides pruned. */
 #define HM_WI_BATCH (1u << 18)
 /* Batches only pay off with several accesses per line: per line, both sides' merged
  * tables cost about 1.1 KB more than one build's; per access, the one build's replayed

@@ -54,6 +54,14 @@ sa = [c for c in a["lines"] if c["change"] == "stops"]
 sb = [c for c in b["lines"] if c["change"] == "stops"]
 assert len(sa) == len(sb) == 1 and sa[0]["before"] == sb[0]["before"], (sa, sb)' \
 	"$T/all.json" "$T/one.json"
+"$H" whatif -i - --buildid-dir "$R" --suggest worker_stats --json --max-lines 1 \
+	<"$R/wide_stats.data" >"$T/pipe1.json"
+check "whatif --max-lines 1 from a pipe (held, replayed from the array): as from the file" \
+	python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+a["input"] = b["input"] = ""
+assert a == b and b["before"]["dropped_lines"] == 4, b["before"]' "$T/one.json" "$T/pipe1.json"
 wi wide_stats --suggest worker_stats --json --max-lines 5 >"$T/five.json"
 wi wide_stats --suggest worker_stats --max-lines 5 >"$T/five.txt"
 check "whatif --max-lines at the line count: byte-identical (JSON)" cmp "$T/all.json" "$T/five.json"

@@ -169,6 +169,11 @@ struct hm_cmp_acc *hm_cmp_acc_new(struct hm_arena *a, uint32_t line_size, struct
 	return c;
 }
 
+void hm_cmp_acc_set_max(struct hm_cmp_acc *c, size_t max_lines)
+{
+	hm_lines_acc_set_max(c->lines, max_lines);
+}
+
 /* PEBS weight is 0 for stores on Intel and for loads it did not time: average only the
  * loads that carry a latency. */
 static void add_latency(struct hm_cmp_acc *c, const struct hm_access *x)

@@ -22,8 +22,9 @@
 #define HM_CMP_PER 1000.0		/* field and type counts are per this many samples */
 #define HM_CMP_HOT 10.0			/* a field with this many samples per 1000 (1%) on
 					 * either side, or any contention, is hot */
-#define HM_CMP_MAX_LINES 500000	/* distinct lines per run, as report's --max-lines:
-					 * past it the least contended go (and are noted) */
+#define HM_CMP_MAX_LINES 500000	/* distinct lines per run by default (compare
+					 * --max-lines), as report's: past it the least
+					 * contended go (and are noted) */
 #define HM_CMP_MIN_EVENTS 5.0		/* a field or type count below this many events per
 					 * run on both sides is too rare to call significant:
 					 * one stray sample per run is not a change */
@@ -57,7 +58,7 @@ struct hm_cmp_run {
 	struct hm_hash idx;		/* name -> index + 1 */
 	uint64_t samples;
 	enum hm_source source;		/* whose measure "contention" is */
-	uint64_t dropped_lines;		/* past HM_CMP_MAX_LINES: lines not counted, */
+	uint64_t dropped_lines;		/* past max_lines: lines not counted, */
 	uint64_t dropped_samples;	/* and the samples on them */
 };
 
@@ -126,6 +127,9 @@ struct hm_cmp_acc *hm_cmp_acc_new(struct hm_arena *a, uint32_t line_size,
 				  struct hm_cmp_run *r);
 int hm_cmp_acc_add(struct hm_cmp_acc *c, const struct hm_access *acc, size_t n,
 		   struct hm_err *err);
+/* Distinct lines kept (default HM_CMP_MAX_LINES; 0: no limit), as hm_lines_acc_set_max:
+ * before the first add. */
+void hm_cmp_acc_set_max(struct hm_cmp_acc *c, size_t max_lines);
 void hm_cmp_acc_end(struct hm_cmp_acc *c);
 /* A user metric: "NAME=VALUE[,NAME=VALUE...]". */
 int hm_cmp_user_parse(struct hm_arena *a, struct hm_cmp_run *r, const char *text,

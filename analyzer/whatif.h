@@ -52,6 +52,9 @@ struct hm_wi_spec {
 	uint32_t line_size;		/* 64, or 128 with adjacent-line prefetch */
 	int aligned_alloc;		/* heap objects get the new alignment too (as if
 					 * allocated with aligned_alloc/posix_memalign) */
+	size_t max_lines;		/* distinct lines kept per side (0: no limit); a run
+					 * over it is replayed in batches, each side pruned
+					 * as report's --max-lines (hm_lines_acc_set_max) */
 };
 
 /* malloc's alignment on x86-64 glibc: a heap object keeps a base that is a multiple of
@@ -103,6 +106,7 @@ struct hm_wi_plan {
 	struct hm_wi_absent *absent;	/* LAYOUT */
 	uint32_t nr_absent;
 	int aligned_alloc;		/* from the spec */
+	size_t max_lines;		/* from the spec */
 	struct hm_wi_map *map;		/* arena-owned; hm_whatif_plan_free() */
 };
 
@@ -210,6 +214,8 @@ struct hm_wi_change {
 struct hm_wi_totals {
 	uint64_t lines, shared, false_sharing, true_sharing;
 	uint64_t contention;		/* on shared lines */
+	uint64_t dropped_lines;		/* past plan->max_lines: lines not kept, */
+	uint64_t dropped_samples;	/* and the accesses on them */
 };
 
 struct hm_whatif {
@@ -230,7 +236,8 @@ struct hm_whatif {
  * (hm_lines_acc_*): the replay then holds one batch, not a copy of the run, and is as
  * exact as report's batches (lines.h). A run of one batch, or of fewer than 5 accesses
  * per distinct line, is replayed in one build per side instead, which costs less per
- * line (docs/hardening.md, Bounded memory). */
+ * line (docs/hardening.md, Bounded memory), unless it has more distinct lines than
+ * plan->max_lines: then in batches of a quarter of max_lines, both sides pruned. */
 #define HM_WI_BATCH (1u << 18)
 /* Batches only pay off with several accesses per line: per line, both sides' merged
  * tables cost about 1.1 KB more than one build's; per access, the one build's replayed

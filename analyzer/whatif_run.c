@@ -172,6 +172,8 @@ static void totals(const struct hm_lines *l, struct hm_wi_totals *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->lines = l->nr;
+	t->dropped_lines = l->dropped_lines;
+	t->dropped_samples = l->dropped_records;
 	for (size_t i = 0; i < l->nr; i++) {
 		if (!shared(&l->lines[i]))
 			continue;
@@ -323,6 +325,7 @@ struct wrun {
 	const struct hm_wi_plan *plan;
 	const struct hm_access *acc;	/* the run, when held (one build, or array batches) */
 	size_t n, batch;
+	int whole;			/* one build per side (acc held, batch == n) */
 	uint64_t window_ns;
 	struct hm_wi_obj *ob;
 	size_t nob;
@@ -361,9 +364,8 @@ struct pstate {
 	int dropped;
 };
 
-static int pass_batch(const struct hm_access *x, size_t k, void *arg)
+static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
 {
-	struct pstate *ps = arg;
 	struct wrun *r = ps->r;
 
 	hm_wi_replay_batch(r->plan, r->ob, r->nob, x, k, r->rep, r->flags, ps->c);
@@ -375,6 +377,29 @@ static int pass_batch(const struct hm_access *x, size_t k, void *arg)
 	    hm_lines_acc_add(ps->al, r->rep, k, ps->err))
 		return -1;
 	return 0;
+}
+
+/* A batch the feed hands out, replayed r->batch accesses at a time. */
+static int pass_batch(const struct hm_access *x, size_t k, void *arg)
+{
+	struct pstate *ps = arg;
+
+	for (size_t off = 0; off < k; off += ps->r->batch)
+		if (pass_chunk(ps, x + off, k - off < ps->r->batch ? k - off : ps->r->batch))
+			return -1;
+	return 0;
+}
+
+/* Accesses replayed at once in batches. Past the line bound each batch's new lines are
+ * built in scratch tables before they are merged and pruned: a quarter of max_lines
+ * keeps that scratch within the bound (2^18 new lines cost about 500 MB per side). */
+static size_t batch_of(const struct hm_wi_plan *p, const struct hm_wi_sum *sum)
+{
+	size_t b = p->max_lines / 4;
+
+	if (!p->max_lines || sum->nlines <= p->max_lines || b >= HM_WI_BATCH)
+		return HM_WI_BATCH;
+	return b < 4096 ? 4096 : b;
 }
 
 /* One pass over the run: before (when bl), after (al), pairs (t), HITMs dropped against
@@ -423,10 +448,12 @@ static int run_lines(struct wrun *r, struct hm_whatif *out, struct lpairs *t,
 	struct lref *ia;
 	int rc;
 
-	if (r->acc && r->batch >= r->n)
+	if (r->whole)
 		return run_whole(r, out, t, err);
 	bl = hm_lines_acc_new(r->a, L, r->window_ns);
 	al = hm_lines_acc_new(r->a, L, r->window_ns);
+	hm_lines_acc_set_max(bl, r->plan->max_lines);
+	hm_lines_acc_set_max(al, r->plan->max_lines);
 	rc = pass(r, bl, al, t, NULL, NULL, &out->counts, err);
 	hm_lines_acc_end(bl, &out->before);
 	hm_lines_acc_end(al, &out->after);
@@ -435,6 +462,7 @@ static int run_lines(struct wrun *r, struct hm_whatif *out, struct lpairs *t,
 	/* PMU: the after side again with the HITMs its own lines no longer explain */
 	ia = index_lines(&out->after);
 	al = hm_lines_acc_new(r->a, L, r->window_ns);
+	hm_lines_acc_set_max(al, r->plan->max_lines);
 	rc = pass(r, NULL, al, NULL, &out->after, ia, &scratch, err);
 	hm_lines_acc_end(al, &after2);
 	free(ia);
@@ -471,7 +499,7 @@ static int run_common(struct wrun *r, const struct hm_wi_sum *sum, struct hm_wha
 	totals(&out->before, &out->tb);
 	totals(&out->after, &out->ta);
 	free(t.v);
-	if (r->acc && r->batch >= r->n)
+	if (r->whole)
 		out->replayed = r->rep;	/* one build: the whole replay, as tests read it */
 	else
 		free(r->rep);
@@ -482,7 +510,8 @@ int hm_whatif_run(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		  const struct hm_wi_plan *plan, uint64_t window_ns, struct hm_whatif *out,
 		  struct hm_err *err)
 {
-	struct wrun r = {a, plan, acc, n, n ? n : 1, window_ns, NULL, 0, NULL, NULL, array_feed, NULL};
+	struct wrun r = {.a = a, .plan = plan, .acc = acc, .n = n, .batch = n ? n : 1,
+			 .whole = 1, .window_ns = window_ns, .feed = array_feed};
 	struct hm_wi_sum sum;
 	struct afeed f;
 	int rc;
@@ -491,8 +520,13 @@ int hm_whatif_run(struct hm_arena *a, const struct hm_access *acc, size_t n,
 	out->plan = plan;
 	hm_wi_sum_init(&sum, plan->line_size);
 	hm_wi_sum_add(&sum, acc, n);
-	if (hm_wi_sum_batched(&sum))
-		r.batch = HM_WI_BATCH;
+	/* batches when they pay off, or when one build would exceed the line bound */
+	if (hm_wi_sum_batched(&sum) || (plan->max_lines && sum.nlines > plan->max_lines)) {
+		size_t b = batch_of(plan, &sum);
+
+		r.whole = 0;
+		r.batch = n < b ? n : b;
+	}
 	f = (struct afeed){acc, n, r.batch};
 	r.feed_arg = &f;
 	rc = run_common(&r, &sum, out, err);
@@ -504,11 +538,12 @@ int hm_whatif_run_feed(struct hm_arena *a, const struct hm_wi_sum *sum,
 		       const struct hm_wi_plan *plan, uint64_t window_ns, hm_wi_feed feed,
 		       void *feed_arg, struct hm_whatif *out, struct hm_err *err)
 {
-	struct wrun r = {a, plan, NULL, 0, HM_WI_BATCH, window_ns, NULL, 0, NULL, NULL, feed,
-			 feed_arg};
+	struct wrun r = {.a = a, .plan = plan, .batch = HM_WI_BATCH, .window_ns = window_ns,
+			 .feed = feed, .feed_arg = feed_arg};
 
 	memset(out, 0, sizeof(*out));
 	out->plan = plan;
+	r.batch = batch_of(plan, sum);
 	return run_common(&r, sum, out, err);
 }
 

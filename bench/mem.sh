@@ -2,7 +2,8 @@
 # bench/mem.sh [HITMAP]: peak memory (max RSS, /usr/bin/time) of report, compare and whatif
 # on a 1M-sample and an 8M-sample recording (compare: that run against the committed one) (a committed timer recording, few lines,
 # grown by build/bench/perfgrow) and on 2M samples over 2M distinct lines (synthesized by
-# build/bench/memgen), then the cost per sample and per distinct line. Inputs go under
+# build/bench/memgen; whatif also with --max-lines 50000), then the cost per sample and
+# per distinct line. Inputs go under
 # $TMPDIR (about 1.8 GB at the most, one at a time), never into the checkout.
 #   HM_BENCH_MEM_N="1000000 8000000"   sample counts of the grown recordings
 #   HM_BENCH_MEM_LINES=2000000         distinct lines (and samples) of the synthesized one
@@ -67,6 +68,13 @@ ALL=()
 read -r s kb rc < <(measure "$H" report -i "$T/lines.data" --buildid-dir "$R" "${ALL[@]}")
 printf "  %-26s %-8s %8.1f s %9.0f MB\n" "  ${ALL[*]:-(no limit)}" report "$s" "$((kb / 1024))"
 echo "unlimited report $kb" >>"$T/rows"
+# whatif with a small line bound (a hitmap from before whatif --max-lines has none)
+if "$H" whatif --help 2>/dev/null | grep -q -- --max-lines; then
+	read -r s kb rc < <(measure "$H" whatif -i "$T/lines.data" --buildid-dir "$R" \
+		--suggest worker_stats --max-lines 50000)
+	printf "  %-26s %-8s %8.1f s %9.0f MB%s\n" "  --max-lines 50000" whatif "$s" \
+		"$((kb / 1024))" "$([ "$rc" = 0 ] || echo "  (exit $rc)")"
+fi
 # a quarter of the lines, for the slope (both past one --batch of new lines, whose
 # scratch tables are there in both)
 "$ROOT/build/bench/memgen" "$T/lines.data" "$R/bin/false_sharing" "$((NL / 4))" "$((NL / 4))" || exit 2

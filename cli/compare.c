@@ -27,7 +27,7 @@ struct compare_args {
 	const char *filters[MAX_OPTS], *lists[MAX_OPTS];	/* --metric NAME, NAME=V1,.. */
 	size_t nr_filters, nr_lists;
 	int json, no_layout, wide;
-	size_t top;
+	size_t top, max_lines;
 	uint32_t line_size;
 	struct hm_resolve_opts ro;
 	const char *vmlinux_a, *vmlinux_b;	/* --vmlinux-a/-b: each side's kernel */
@@ -40,7 +40,8 @@ static void compare_usage(FILE *out)
 		"usage: hitmap compare A1.data A2.data ... -- B1.data B2.data ... [--json]\n"
 		"                      [--metric NAME] [--metric NAME=V1,V2,...] [--top N]\n"
 		"                      [--line-size N] [--no-layout] [--vmlinux F] [--sysroot D]\n"
-		"                      [--buildid-dir D] [--vmlinux-a F] [--vmlinux-b F]\n\n"
+		"                      [--buildid-dir D] [--vmlinux-a F] [--vmlinux-b F]\n"
+		"                      [--max-lines N]\n\n"
 		"A: runs of the base build, B: runs of the new build (3 to 5 each: the test needs\n"
 		"at least 2). Each run is read with its own build's debuginfo and matched by\n"
 		"type.field. A run's own metrics: FILE:NAME=VALUE[,NAME=VALUE], or a file\n"
@@ -50,10 +51,14 @@ static void compare_usage(FILE *out)
 		"  --top N                non-significant rows shown in text (default 20; 0: all)\n"
 		"  --line-size N          cache-line size (default 64)\n"
 		"  --no-layout            skip the layout diff of the two builds\n"
+		"  --max-lines N          distinct cache lines kept per run (default %d, as\n"
+		"                         report's); past it the least contended are dropped,\n"
+		"                         and the fields on them not counted (a note says so)\n"
 		"  --vmlinux-a F, -b F    each side's kernel (default: the -dbg package's of the\n"
 		"                         recorded release); one of another build is refused\n"
 		"  --json                 hitmap.compare/1\n"
-		"  --wide                 text lines as long as they come (default: wrapped at 120)\n");
+		"  --wide                 text lines as long as they come (default: wrapped at 120)\n",
+		HM_CMP_MAX_LINES);
 }
 
 /* "A1.data:throughput=12" -> file and suffix, unless the whole argument is a file. */
@@ -99,7 +104,7 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 {
 	static const char *const names[] = {"--metric", "--line-size", "--top", "--vmlinux",
 					    "--sysroot", "--buildid-dir", "--vmlinux-a",
-					    "--vmlinux-b"};
+					    "--vmlinux-b", "--max-lines"};
 	const char *arg = argv[*i], *val = NULL;
 	size_t k;
 	int r = 0;
@@ -138,7 +143,15 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 	case 4: a->ro.sysroot = val; return 1;
 	case 5: a->ro.buildid_dir = val; return 1;
 	case 6: a->vmlinux_a = val; return 1;
-	default: a->vmlinux_b = val; return 1;
+	case 7: a->vmlinux_b = val; return 1;
+	default: {
+		uint64_t v;
+
+		if (cli_number("compare", "--max-lines", val, 1, 1ull << 31, &v))
+			return -1;
+		a->max_lines = (size_t)v;
+		return 1;
+	}
 	}
 }
 
@@ -183,6 +196,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
 	memset(a, 0, sizeof(*a));
 	a->line_size = 64;
 	a->top = 20;
+	a->max_lines = HM_CMP_MAX_LINES;
 	a->files = calloc((size_t)argc, sizeof(*a->files));
 	a->suffix = calloc((size_t)argc, sizeof(*a->suffix));
 	if (!a->files || !a->suffix || !files || !suffix || !group)
@@ -271,6 +285,7 @@ static int load_run(struct hm_arena *ar, const struct compare_args *a, size_t i,
 	if (v)
 		ro.vmlinux = v;	/* refused by the load when not this run's kernel */
 	b.acc = hm_cmp_acc_new(ar, a->line_size, r);
+	hm_cmp_acc_set_max(b.acc, a->max_lines);
 	rc = hm_recording_stream(a->files[i], &ro, NULL, NULL, HM_COMPARE_BATCH, on_batch,
 				 &b, &rec, err);
 	hm_cmp_acc_end(b.acc);	/* before rec: the tables point at the resolver's strings */
@@ -291,9 +306,10 @@ static int load_run(struct hm_arena *ar, const struct compare_args *a, size_t i,
 			a->files[i], (unsigned long long)rec.lost);
 	if (r->dropped_lines)
 		(*notes)[(*nr_notes)++] = hm_arena_printf(ar, "%s: %llu of its distinct lines "
-			"dropped past %d, the least contended, with %llu samples: the fields on "
-			"them are not counted", a->files[i], (unsigned long long)r->dropped_lines,
-			HM_CMP_MAX_LINES, (unsigned long long)r->dropped_samples);
+			"dropped past --max-lines %zu, the least contended, with %llu samples: the "
+			"fields on them are not counted", a->files[i],
+			(unsigned long long)r->dropped_lines, a->max_lines,
+			(unsigned long long)r->dropped_samples);
 	hm_recording_free(&rec);
 	if (a->suffix[i])
 		rc = hm_cmp_user_parse(ar, r, a->suffix[i], err);

@@ -9,8 +9,9 @@
 void hm_oom_report(size_t peak_kb)
 {
 	fprintf(stderr, "hitmap: out of memory at %zu MB resident: raise the memory limit "
-		"(ulimit -v) or give less input (report: a smaller --batch; a shorter "
-		"recording)\n", peak_kb / 1024);
+		"(ulimit -v) or keep fewer lines (report, compare, whatif: a smaller "
+		"--max-lines; report: a smaller --batch) or give a shorter recording\n",
+		peak_kb / 1024);
 	fflush(stderr);
 	_exit(HM_EXIT_ENV);
 }

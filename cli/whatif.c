@@ -13,13 +13,15 @@
 #include "core/oom.h"
 
 #define MAX_ORDER 1024
+/* Distinct lines kept per side, as report's --max-lines (docs/whatif.md, Memory). */
+#define WHATIF_MAX_LINES 500000
 
 struct whatif_args {
 	const char *input, *layout, *only, *suggest;
 	struct hm_wi_edit edits[HM_WI_MAX_EDITS];
 	uint32_t nr_edits;
 	int json, wide, aligned_alloc, stream;
-	size_t top;
+	size_t top, max_lines;
 	uint32_t line_size;
 	uint64_t window_ns;
 	char change[1024];		/* the change as given, for the output */
@@ -31,7 +33,8 @@ static void whatif_usage(FILE *out)
 	fprintf(out,
 		"usage: hitmap whatif [-i FILE] (--layout NEWBUILD [-t TYPE] | --pad TYPE.FIELD=BYTES |\n"
 		"                     --align TYPE.FIELD=N | --order TYPE=f1,f2,... | --suggest TYPE)\n"
-		"                     [--line-size 64|128] [--json] [--top N] [--window US] [--wide]\n\n"
+		"                     [--line-size 64|128] [--json] [--top N] [--window US] [--wide]\n"
+		"                     [--max-lines N] [--stream]\n\n"
 		"Replays the recorded accesses through another layout and predicts which cache\n"
 		"lines stop or start being shared (docs/whatif.md).\n\n"
 		"  -i FILE        the recording (default perf.data)\n"
@@ -51,7 +54,11 @@ static void whatif_usage(FILE *out)
 		"  --top N        lines shown (0: all)\n"
 		"  --stream       read the recording twice instead of holding it, whatever its\n"
 		"                 length (the default for runs over 262144 accesses)\n"
-		"  --wide         text lines as long as they come (default: wrapped at 120)\n");
+		"  --max-lines N  distinct cache lines kept per side (default %d, as report's);\n"
+		"                 past it the run is read in batches, the least contended lines\n"
+		"                 are dropped, and counted\n"
+		"  --wide         text lines as long as they come (default: wrapped at 120)\n",
+		WHATIF_MAX_LINES);
 }
 
 static void append(struct whatif_args *a, const char *opt, const char *arg)
@@ -117,11 +124,14 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		{"aligned-alloc", no_argument, NULL, 'A'}, {"force", no_argument, NULL, 'f'},
 		{"wide", no_argument, NULL, 'W'}, {"kallsyms", required_argument, NULL, 'Y'},
 		{"stream", no_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
+		{"max-lines", required_argument, NULL, 'M'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
+	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
+	a->max_lines = WHATIF_MAX_LINES;
 	a->input = "perf.data";
 	a->line_size = 64;
 	a->top = 20;
@@ -150,6 +160,11 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		case 'A': a->aligned_alloc = 1; break;
 		case 'f': a->ro.force = 1; break;
 		case 'S': a->stream = 1; break;
+		case 'M':
+			if (cli_number("whatif", "--max-lines", optarg, 1, 1ull << 31, &v))
+				return -1;
+			a->max_lines = (size_t)v;
+			break;
 		case 'h': whatif_usage(stdout); exit(HM_EXIT_OK);
 		default: cli_bad_option("whatif", c, argv); return -1;
 		}
@@ -356,6 +371,7 @@ static int run(struct whatif_args *a, const struct wsrc *src, struct hm_layout *
 		.kind = a->layout ? HM_WI_LAYOUT : a->suggest ? HM_WI_SUGGEST : a->edits[0].kind,
 		.build = build, .only = a->only, .edits = a->edits, .nr_edits = a->nr_edits,
 		.line_size = a->line_size, .aligned_alloc = a->aligned_alloc,
+		.max_lines = a->max_lines,
 	};
 	struct hm_wi_plan plan;
 	struct hm_whatif w = {0};
@@ -393,10 +409,10 @@ static int sum_batch(const struct hm_access *acc, size_t n, void *arg)
 	return 0;
 }
 
-/* A first streamed read: when the run is long enough to be replayed in batches (or
- * --stream), it is replayed streamed: 1, *rc its exit code. 0 when it is better held (a
- * short run, or one of few accesses per line, or a pipe), or the read failed (the load
- * says why). */
+/* A first streamed read: when the run is long enough to be replayed in batches, has
+ * more distinct lines than --max-lines, or --stream, it is replayed streamed: 1, *rc its
+ * exit code. 0 when it is better held (a short run, or one of few accesses per line
+ * within the bound, or a pipe), or the read failed (the load says why). */
 static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 {
 	struct hm_recording rec;
@@ -416,7 +432,8 @@ static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 	}
 	hm_wi_sum_init(&sum, a->line_size);
 	held = hm_recording_stream(a->input, &a->ro, NULL, NULL, STREAM_BATCH, sum_batch, &sum,
-				   &rec, &err) || (!a->stream && !hm_wi_sum_batched(&sum));
+				   &rec, &err) ||
+	       (!a->stream && !hm_wi_sum_batched(&sum) && sum.nlines <= a->max_lines);
 	if (held) {
 		hm_wi_sum_free(&sum);
 		hm_recording_free(&rec);

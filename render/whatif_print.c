@@ -291,6 +291,18 @@ static void print_absent(FILE *out, const struct hm_wi_plan *p)
 			other == 1 ? "" : "s", p->build, other_acc);
 }
 
+/* Past --max-lines (docs/whatif.md, Memory): as report says it. */
+static void print_dropped(FILE *out, const char *side, const struct hm_wi_totals *t,
+			  size_t max_lines)
+{
+	if (!t->dropped_lines)
+		return;
+	fprintf(out, "%s: %" PRIu64 " line%s dropped past --max-lines %zu, the least contended, "
+		     "with %" PRIu64 " sample%s\n", side, t->dropped_lines,
+		t->dropped_lines == 1 ? "" : "s", max_lines, t->dropped_samples,
+		t->dropped_samples == 1 ? "" : "s");
+}
+
 void hm_whatif_print_text(FILE *out, struct hm_arena *a, const struct hm_wi_view *v)
 {
 	const struct hm_whatif *w = v->w;
@@ -307,6 +319,8 @@ void hm_whatif_print_text(FILE *out, struct hm_arena *a, const struct hm_wi_view
 	if (c->dropped)
 		fprintf(out, ", %" PRIu64 " dropped (field absent)", c->dropped);
 	fprintf(out, "\n");
+	print_dropped(out, "before", &w->tb, p->max_lines);
+	print_dropped(out, "after", &w->ta, p->max_lines);
 	if (c->heap_held)
 		fprintf(out, "%" PRIu64 " heap object%s kept the address malloc gave %s (16-byte "
 			     "aligned), although the type now asks for more: allocate with "
@@ -435,7 +449,8 @@ static void json_line(struct hm_json *j, const struct hm_line *ln, const char *k
 	hm_json_obj_end(j);
 }
 
-static void json_totals(struct hm_json *j, const char *key, const struct hm_wi_totals *t)
+static void json_totals(struct hm_json *j, const char *key, const struct hm_wi_totals *t,
+			size_t max_lines)
 {
 	hm_json_obj_begin(j, key);
 	hm_json_u64(j, "lines", t->lines);	/* deprecated: a count named like a list */
@@ -444,6 +459,11 @@ static void json_totals(struct hm_json *j, const char *key, const struct hm_wi_t
 	hm_json_u64(j, "false_sharing", t->false_sharing);
 	hm_json_u64(j, "true_sharing", t->true_sharing);
 	hm_json_u64(j, "contention", t->contention);
+	if (t->dropped_lines) {	/* only past --max-lines: docs/whatif.md, Memory */
+		hm_json_u64(j, "dropped_lines", t->dropped_lines);
+		hm_json_u64(j, "dropped_samples", t->dropped_samples);
+		hm_json_u64(j, "max_lines", max_lines);
+	}
 	hm_json_obj_end(j);
 }
 
@@ -567,8 +587,8 @@ void hm_whatif_print_json(FILE *out, struct hm_arena *a, const struct hm_wi_view
 	hm_json_arr_end(&j);
 	json_absent(&j, p);
 	json_changes(&j, w, shown);
-	json_totals(&j, "before", &w->tb);
-	json_totals(&j, "after", &w->ta);
+	json_totals(&j, "before", &w->tb, p->max_lines);
+	json_totals(&j, "after", &w->ta, p->max_lines);
 	hm_json_obj_begin(&j, "prediction");
 	hm_json_u64(&j, "stops", w->stops);
 	hm_json_u64(&j, "starts", w->starts);

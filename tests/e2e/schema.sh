@@ -186,6 +186,8 @@ run "whatif --suggest" whatif -i $FS --buildid-dir $REC --suggest worker_stats -
 mutate_each "whatif" "$T/$n.json"
 run "whatif --layout xfs_like (members moved, lines start)" \
 	whatif -i $REC/xfs_like.data --buildid-dir $REC --layout $RB/xfs_like_variant --top 0 --json
+run "whatif --max-lines 1 (lines dropped on both sides)" \
+	whatif -i $REC/wide_stats.data --buildid-dir $REC --suggest worker_stats --max-lines 1 --json
 
 # --- compare ---
 run "compare 5 runs -- 5 runs" compare --buildid-dir $REC $REC/cmp_a?.data -- $REC/cmp_b?.data --json

@@ -159,6 +159,8 @@ static void row_of(struct hm_arena *a, const struct hm_type *ot, const struct hm
 	uint8_t *used;
 	uint32_t anon = 0;
 
+	/* wt may be the slot of an unchanged type built before (collect reuses it) */
+	memset(wt, 0, sizeof(*wt));
 	hm_shape_compute(a, ot, line_size, &os);
 	hm_shape_compute(a, nt, line_size, &ns);
 	wt->name = hm_type_name(ot);

@@ -88,6 +88,9 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 		if (rs->kernel_alternative)
 			fprintf(out, "  in alternatives sites the boot may have rewritten (not decoded "
 				"from the vmlinux): %llu\n", (unsigned long long)rs->kernel_alternative);
+		if (rs->kernel_reloc)
+			fprintf(out, "  in module code its loader relocates (not decoded from the "
+				".ko): %llu\n", (unsigned long long)rs->kernel_reloc);
 		if (ds.kernel_hint)
 			fprintf(out, "  %s\n", ds.kernel_hint);
 	}

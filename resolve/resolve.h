@@ -52,6 +52,8 @@ struct hm_resolve_stats {
 					 * have replaced the vmlinux's bytes (CPU features) */
 	uint64_t kernel_no_ksyms;	/* kernel samples unnamed: kallsyms unusable */
 	const char *kernel_no_ksyms_hint;	/* why, and the fix */
+	uint64_t kernel_reloc;		/* of those, in module code that its loader relocates
+					 * (the module file's bytes there never ran) */
 	uint64_t kernel_patched;	/* of those, in a paravirt site the boot rewrote (the
 					 * vmlinux's bytes there never ran): no data access */
 	uint64_t member;		/* data named to a member of a typed aggregate:

@@ -294,9 +294,12 @@ const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_ev
 
 	if (!(op = timer_pick(r, a, in, before)))
 		return NULL;
-	if (a->s.kernel && (patch = hm_code_kernel_patched(r->code, in->addr))) {
+	if (a->s.kernel && ((patch = hm_code_kernel_patched(r->code, in->addr)) ||
+			    (patch = hm_code_kernel_relocated(r->code, in->addr, in->len)))) {
 		if (patch == HM_PATCH_ALTERNATIVE)
 			r->st.kernel_alternative++;
+		else if (patch == HM_PATCH_RELOC)
+			r->st.kernel_reloc++;
 		else
 			r->st.kernel_patched++;
 		return NULL;

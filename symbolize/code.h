@@ -111,12 +111,22 @@ int hm_code_kernel_verify(struct hm_code *c, const char **warning, struct hm_err
 enum hm_code_patch {
 	HM_PATCH_PARAVIRT = 1,		/* .parainstructions: rewritten at every boot */
 	HM_PATCH_ALTERNATIVE = 2,	/* .altinstructions: rewritten or not, by CPU feature */
+	HM_PATCH_RELOC = 3,		/* a module's bytes that its loader relocates */
 };
 /* Nonzero (enum hm_code_patch) when ip (runtime) is in a site that the boot rewrote (or
  * may have) while the kernel's code is read from the vmlinux's bytes: what decodes there
  * (`call *pv_ops+N`) may never have run, so it is no data access. 0 otherwise, and
  * always with kcore's live code. */
 int hm_code_kernel_patched(struct hm_code *c, uint64_t ip);
+/* HM_PATCH_RELOC when the len bytes at ip (runtime) are module code read from the
+ * module's file and a relocation patches one of them (a rip-relative operand or an
+ * immediate the loader fills in: what decodes from the file is not what ran); else 0. */
+int hm_code_kernel_relocated(struct hm_code *c, uint64_t ip, size_t len);
+/* The module file whose .text holds ip (runtime), as code_kmod.c found it for the
+ * recorded module map (build-id checked), and bias = runtime - that file's address (in
+ * libdwfl's layout of the relocatable file); 0 if so. -1 outside modules, for a module
+ * without its file, and with kcore's live code. */
+int hm_code_kernel_module(struct hm_code *c, uint64_t ip, const char **path, uint64_t *bias);
 /* Returns 0 when out->vmlinux or out->kcore is set, else -1 with out->why. */
 int hm_code_kernel_image(struct hm_code *c, struct hm_code_kernel *out);
 

@@ -89,6 +89,9 @@ struct code_kmod {		/* a module mapping from the recording */
 	struct code_dso *dso;	/* that file, when found */
 	uint64_t text, text_size; /* .text in the dso's layout: start maps to text */
 	const char *skipped;	/* a file found but of another build */
+	const uint8_t *bytes;	/* .text's bytes in the file (the loader relocates them) */
+	uint64_t *relocs;	/* .text offsets the loader patches (.rela.text), sorted */
+	size_t nr_relocs;
 };
 
 struct code_kseg {		/* a PT_LOAD of a kernel core file */
@@ -219,6 +222,9 @@ int code_kcore_release(struct hm_code *c, struct hm_err *err);
  * .ko); 0 with out filled, -1 when that file or the address is not covered. */
 int code_kmod_lookup(struct hm_code *c, struct code_kmod *m, uint64_t ip,
 		     struct hm_code_loc *out);
+/* Module code bytes at ip from the module's file (.text only); 0 when none. */
+size_t code_kmod_read(struct hm_code *c, struct code_kmod *m, uint64_t ip, uint8_t *buf,
+		      size_t len);
 
 /* code_kernel.c */
 size_t code_live_build_id(uint8_t out[HM_BUILD_ID_MAX]);

@@ -81,6 +81,8 @@ void code_kernel_free(struct hm_code *c)
 {
 	code_kcore_close(&c->k.kcore);
 	free(c->k.ksyms);
+	for (size_t i = 0; i < c->k.nr_mods; i++)
+		free(c->k.mods[i].relocs);
 	free(c->k.mods);
 	free(c->k.pv);
 	hm_map64_free(&c->k.cache);
@@ -544,8 +546,11 @@ size_t code_kernel_read(struct hm_code *c, uint64_t ip, uint8_t *buf, size_t len
 		return code_kcore_read(&k->kcore, ip - (uint64_t)k->ksyms_shift, buf, len);
 	}
 	vaddr = ip - (uint64_t)k->kaslr;
-	if (!k->vmlinux || !code_vmlinux_exec(k->vmlinux, vaddr))
-		return 0;
+	if (!k->vmlinux || !code_vmlinux_exec(k->vmlinux, vaddr)) {
+		struct code_kmod *m = kmod_find(k, ip);
+
+		return m ? code_kmod_read(c, m, ip, buf, len) : 0;
+	}
 	return code_dso_read_vaddr(k->vmlinux, vaddr, buf, len);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "core/sort.h"
 #include "core/oom.h"
+#include "symbolize/code.h"
 
 #define STACK_RED_ZONE 128		/* x86-64 psABI: leaf functions use [rsp - 128, rsp) */
 #define STACK_GUESS (8ull << 20)	/* stack size assumed when no mapping holds rsp */
@@ -249,6 +250,22 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	out->hint = d->kernel_hint;
 }
 
+/* A module's code (xfs.ko) is typed through that module's own file, when code found
+ * it: the image has no PT_LOAD, so no globals are named from it (its data sections lie
+ * where the loader put them, which the recording does not say). */
+static const struct data_image *kernel_module(struct hm_data *d, uint64_t ip,
+					      struct data_image *img)
+{
+	const char *path;
+	uint64_t bias;
+
+	if (!d->files || hm_code_kernel_module(d->files, ip, &path, &bias) != 0)
+		return NULL;
+	*img = (struct data_image){0, 0, bias, data_mod_get(d, path)};
+	img->mod->kernel = 1;
+	return img;
+}
+
 int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out)
 {
 	struct data_proc *p;
@@ -263,7 +280,11 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_
 		return -1;
 	memset(out, 0, sizeof(*out));
 	if (q->kernel) {
+		struct data_image kmod;
+
 		code = d->kimg.mod ? &d->kimg : NULL;
+		if (code && (exe = kernel_module(d, q->ip, &kmod)))
+			code = exe;
 		kernel_resolve(d, q, code, out);
 		count(d, q, code, out);
 		return 0;

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import time
 
+import check_xfs
+
 WORKLOADS = {  # name: (setup step it needs, kernel function prefixes the workload reaches)
     "xattr_list": (None, ("simple_xattr", "shmem_listxattr", "vfs_listxattr", "listxattr")),
     "create_unlink": (None, ("shmem_",)),
@@ -542,6 +544,7 @@ def main():
     check_alternatives(a)
     check_compare(a)
     check_builds_diff(a)
+    check_xfs.check_all(a, check, run, load_json, read_pairs(os.path.join(a.out, "steps")))
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
 

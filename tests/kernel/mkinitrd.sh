@@ -27,6 +27,8 @@ for m in $LAB_MODULES; do
 	mkdir -p "$T/$(dirname "$f")"
 	cp "$MROOT/$f" "$T/$f"
 done
+# The xfs_imap case's three xfs.ko builds for this kernel (tests/kernel/xfs_imap/build.sh).
+[ "$LAB_PLAN" != full ] || [ ! -d "$LAB/xfs/guest-$KV" ] || cp -rL "$LAB/xfs/guest-$KV" "$T/xfs_imap"
 cp "$HERE/init" "$T/init"
 cp "$LAB/lab.conf" "$T/lab.conf"
 echo "root:x:0:0:root:/:/bin/sh" > "$T/etc/passwd"

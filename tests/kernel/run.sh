@@ -30,6 +30,8 @@ for w in xattr_list create_unlink orphan pread_block; do
 	gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -static -pthread \
 		-o "$LAB/bin/$w" "$HERE/$w.c" || die "cannot build workload $w"
 done
+# The xfs_imap case: xfs.ko built three times against the -57 headers (cached).
+"$HERE/xfs_imap/build.sh" "$LAB" "$KV" || die "xfs.ko builds failed (see above)"
 # The report's own ip -> function names, for comparing every kernel ip with perf's.
 gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I"$ROOT" \
 	$(pkg-config --cflags libdw libelf capstone libbpf) -o "$LAB/ksyms" "$HERE/ksyms.c" \

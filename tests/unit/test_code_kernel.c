@@ -1,4 +1,5 @@
 /* symbolize/code*.c, kernel side: the kallsyms fixture, /proc/kallsyms and a -dbg vmlinux. */
+#include <inttypes.h>
 #include "core/buildid.h"
 #include "code_util.h"
 
@@ -244,6 +245,75 @@ static void test_module_resolved_through_its_debug_file(void **state)
 	hm_code_close(c);
 }
 
+/* A module built elsewhere (the lab's patched xfs.ko) through perf's build-id cache
+ * (--buildid-dir DIR, DIR/.build-id/xx/yyyy/elf as `perf buildid-cache -a` fills it):
+ * taken only for the recorded build-id. Its code bytes are the file's .text, and an
+ * instruction holding a relocated place (main's rip-relative `counters`, its call) is
+ * reported relocated: the loader changed those bytes. */
+static void test_module_through_buildid_cache(void **state)
+{
+	static const uint8_t other[20] = {9, 9, 9};
+	const char *file = "/lib/modules/6.1.0-test/kernel/fs/hmmod.ko";
+	char ko[700], cache[600], hex[41], rela[700];
+	uint8_t id[20], buf[16];
+	struct hm_code_opts o = {.vmlinux = "", .kallsyms = KALLSYMS,
+				 .kernel_release = "6.1.0-test", .buildid_dir = cache};
+	uint64_t start = 0xffffffffc0400000ull, off, moff, size, r = 0, bias;
+	const char *path;
+	size_t n;
+	struct hm_code *c;
+	struct hm_code_loc loc;
+	FILE *f;
+
+	(void)state;
+	snprintf(cache, sizeof(cache), "%s/kcache", P.dir);
+	snprintf(ko, sizeof(ko), "%s/built.ko", P.dir);
+	snprintf(rela, sizeof(rela), "%s/built.rela", P.dir);
+	/* main in .text (not .text.startup) for its relocations; ld -r keeps it relocatable */
+	assert_int_equal(run("gcc -O2 -g -fno-reorder-functions -c -o %s.o " SRC " && ld -r "
+			     "--build-id=sha1 -o %s %s.o && readelf -rW %s | awk '/^Relocation "
+			     "section/ { t = ($3 ~ /^.[.]rela[.]text.$/) } t && /^0/ { print $1 }' "
+			     "> %s", ko, ko, ko, ko, rela), 0);
+	n = elf_build_id(ko, id);
+	assert_int_equal(n, 20);
+	hex_of(id, n, hex);
+	assert_int_equal(run("mkdir -p %s/.build-id/%.2s/%s && cp %s %s/.build-id/%.2s/%s/elf",
+			     cache, hex, hex + 2, ko, cache, hex, hex + 2), 0);
+	off = elf_sym(ko, "hm_store", &size);
+	moff = elf_sym(ko, "main", NULL);
+	assert_non_null(f = fopen(rela, "r"));	/* readelf's first .rela.text place */
+	assert_int_equal(fscanf(f, "%" SCNx64, &r), 1);
+	fclose(f);
+	assert_true(r > moff);
+
+	c = open_code(&o);
+	hm_code_add_build_id(c, file, id, n);
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, start, 0x10000, 0, file, NULL, 0), 0);
+	loc = lookup(c, 0, start + off + 1, 1);
+	assert_non_null(loc.func);
+	assert_string_equal(loc.func, "hm_store");
+	assert_true(loc.line > 0);
+	assert_false(loc.flags & HM_CODE_KALLSYMS_ONLY);
+	assert_int_equal(hm_code_read(c, 0, start + off, 1, buf, sizeof(buf)), sizeof(buf));
+	assert_int_equal(hm_code_kernel_relocated(c, start + off, size), 0);
+	/* the 4 bytes at r are relocated: an instruction covering r is, one ending before not */
+	assert_int_equal(hm_code_kernel_relocated(c, start + r - 2, 4), HM_PATCH_RELOC);
+	assert_int_equal(hm_code_kernel_relocated(c, start + r - 4, 4), 0);
+	assert_int_equal(hm_code_kernel_module(c, start + off, &path, &bias), 0);
+	assert_non_null(strstr(path, "/kcache/.build-id/"));
+	assert_int_equal(hm_code_kernel_module(c, start - 1, &path, &bias), -1);
+	hm_code_close(c);
+
+	/* Another build-id recorded: the cached file is not taken, no bytes read from it. */
+	c = open_code(&o);
+	hm_code_add_build_id(c, file, other, sizeof(other));
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, start, 0x10000, 0, file, NULL, 0), 0);
+	loc = lookup(c, 0, start + off + 1, 1);
+	assert_true(loc.flags & HM_CODE_KALLSYMS_ONLY);
+	assert_int_equal(hm_code_read(c, 0, start + off, 1, buf, sizeof(buf)), 0);
+	hm_code_close(c);
+}
+
 /* .parainstructions as the kernel's (struct paravirt_patch_site: instr, type, len,
  * 16 bytes) in a program used as the vmlinux: ips inside the listed site are boot-patched
  * code, the bytes after it are not. */
@@ -380,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_open_rejects_missing_or_non_elf_vmlinux),
 		cmocka_unit_test(test_vmlinux_of_other_build_refused_unless_forced),
 		cmocka_unit_test(test_module_resolved_through_its_debug_file),
+		cmocka_unit_test(test_module_through_buildid_cache),
 		cmocka_unit_test(test_paravirt_sites_from_parainstructions),
 		cmocka_unit_test(test_kallsyms_of_other_build_or_boot_refused_unless_forced),
 		cmocka_unit_test(test_default_kallsyms_not_used_for_other_release),

@@ -278,6 +278,30 @@ static void test_layout_reports_absent_fields(void **state)
 	assert_int_equal(out[1].s.addr, BASE + 56);
 }
 
+/* A recorded type the new build leaves as it was is not kept in the plan, and the slot
+ * it was built in is reused: the next type's rows must start afresh there. imap_like
+ * from B itself (unchanged in B) and inode_like from A (changed in B), in either order. */
+static void test_layout_unchanged_type_leaves_no_rows_behind(void **state)
+{
+	struct fx *f = *state;
+	const char *want[] = {"i_imap", "i_name", "i_lookups", "i_writes", "i_flags"};
+	struct hm_wi_spec spec = {.kind = HM_WI_LAYOUT, .build = open_lay(f, XFS_B),
+				  .line_size = 64};
+	const struct hm_wi_type *t;
+
+	add(f, type_in(f, XFS_B, "imap_like"), BASE + 4096, 0, 8, HM_OP_LOAD, 1, 0);
+	add(f, type_in(f, XFS_A, "inode_like"), BASE, 56, 8, HM_OP_LOAD, 1, 1);
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &f->plan, &f->err), 0);
+	assert_int_equal(f->plan.nr_types, 1);
+	t = trow(&f->plan, "inode_like");
+	assert_int_equal(t->nr, 5);
+	for (uint32_t i = 0; i < t->nr; i++) {
+		assert_non_null(t->m[i].name);
+		assert_string_equal(t->m[i].name, want[i]);
+	}
+	assert_int_equal(row(&f->plan, "inode_like", "i_lookups")->new_off, 64);
+}
+
 /* PMU: a HITM load keeps its HITM only while its new line is still shared. */
 static void test_pmu_hitm_dropped_when_line_no_longer_shared(void **state)
 {
@@ -381,6 +405,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_change_that_joins_fields_starts_sharing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_layout_of_padded_build, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layout_unchanged_type_leaves_no_rows_behind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layout_reports_absent_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pmu_hitm_dropped_when_line_no_longer_shared,
 						setup, teardown),

@@ -59,6 +59,12 @@ struct hm_resolve_stats {
 	uint64_t wide;			/* accesses split into one per member they cover */
 	uint64_t wide_parts;		/* the parts they gave */
 	uint64_t rep_sized;		/* rep string instructions sized by their count */
+	/* After allocation naming (names.c), accesses with an address, each counted once: */
+	uint64_t addressed;
+	uint64_t by_alloc;		/* in a live allocation, named by it */
+	uint64_t alloc_elem;		/* of those, as an element: T[k].field, slots[k] */
+	uint64_t person;		/* named as the program writes it: a variable or its
+					 * field, type.field, or by allocation */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
@@ -96,6 +102,9 @@ struct hm_func_count {
 	uint64_t count;
 };
 size_t hm_resolver_top_noaddr(const struct hm_resolver *r, struct hm_func_count *out, size_t n);
+/* Counts the final names of n accesses (after allocation naming) into the stats:
+ * addressed, by_alloc, alloc_elem, person (names.c). */
+void hm_resolver_count_names(struct hm_resolver *r, const struct hm_access *a, size_t n);
 /* The code symbolizer of the recording's address spaces (allocation sites). */
 struct hm_code *hm_resolver_code(struct hm_resolver *r);
 /* The data symbolizer's per-method counts and top unresolved ips. */

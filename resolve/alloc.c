@@ -470,9 +470,9 @@ static int name_typed(struct hm_alloc_map *m, struct hm_access *x,
 	return 1;
 }
 
-/* A scalar access typed through its pointer (`int *slots`, `slots[tid]++`) at an element
- * boundary of the block: the element, as the program writes it ("slots[1]", or by the
- * type when the pointer has no name: "int[1]"). 0 when it is not one. */
+/* A scalar access typed through a global pointer (`int *slots`, `slots[tid]++`) at an
+ * element boundary of the block: the element, as the program writes it ("slots[1]").
+ * 0 when it is not one. */
 static int scalar_elem(const struct hm_access *x, const struct hm_alloc_obj *o, char *buf,
 		       size_t len)
 {
@@ -483,9 +483,10 @@ static int scalar_elem(const struct hm_access *x, const struct hm_alloc_obj *o, 
 	if (!t || hm_type_is_aggregate(t) || !t->size || off % t->size ||
 	    (x->s.size && x->s.size > t->size) || x->method != HM_M_HEAP)
 		return 0;
-	if (!name || strpbrk(name, "<[ "))
-		name = hm_type_name(x->type);
-	if (!name)
+	/* named by its pointer only (symbolize/data_resolve.c: a global pointer, which the
+	 * block's start was stored to); a bare type ("int") may sit anywhere in the block */
+	if (!name || strpbrk(name, "<[ ") ||
+	    (hm_type_name(x->type) && !strcmp(name, hm_type_name(x->type))))
 		return 0;
 	snprintf(buf, len, "%s[%llu]", name, (unsigned long long)(off / t->size));
 	return 1;

@@ -101,9 +101,10 @@ static int heap(struct hm_data *d, const struct data_image *img, uint64_t ip,
 		out->base = bv + (uint64_t)rel - (uint64_t)o;
 	out->prefix = data_bare_name(d, p.pointee);
 	out->field = data_field(d, out->prefix, s, (uint64_t)o);
-	/* a scalar through a named pointer (`int *slots`): the pointer names it better than
-	 * its type does; the allocation adds the element (resolve/alloc.c: slots[1]) */
-	if (!hm_type_is_aggregate(s) && p.var && !strpbrk(p.var, " ?()"))
+	/* a scalar through a global pointer (`int *slots`): the pointer names it better than
+	 * its type does; the allocation adds the element (resolve/alloc.c: slots[1]). Not a
+	 * local or a member (`int *green = arg->green`): those may point inside a block. */
+	if (!hm_type_is_aggregate(s) && p.global && p.var && !strpbrk(p.var, " ?()"))
 		out->field = p.var;
 	out->module = m->path;
 	return 0;

@@ -302,6 +302,7 @@ static int var_in_reg(struct hm_ti *ti, uint64_t pc, int reg, struct hm_ti_ptr *
 		out->pointee = p;
 		out->delta = v->loc == HM_TI_LOC_VALUE ? -v->off : 0;
 		out->approx = 0;
+		out->global = 0;
 		out->var = v->name;
 		return 1;
 	}
@@ -324,6 +325,7 @@ static int entry_param(struct hm_ti *ti, const struct hm_ti_frame *f, int reg,
 	out->pointee = p;
 	out->delta = 0;
 	out->approx = 0;
+	out->global = 0;
 	out->var = hm_arena_printf(&ti->arena, "%s() parameter %u", f->func, idx + 1);
 	return 1;
 }
@@ -386,6 +388,7 @@ static int load_pointee(struct hm_ti *ti, struct hm_decoder *dec, const struct t
 		out->pointee = pointee(leaf);
 		out->delta = 0;
 		out->approx = 0;
+		out->global = 0;
 		out->var = bp.var;
 		return 0;
 	}
@@ -419,6 +422,7 @@ static int load_pointee(struct hm_ti *ti, struct hm_decoder *dec, const struct t
 	out->pointee = pt;
 	out->delta = 0;
 	out->approx = 0;
+	out->global = p->src == HM_REG_RIP && !path[0];
 	out->var = path[0] ? hm_arena_printf(&ti->arena, "%s->%s", bp.var ? bp.var : "?", path)
 			   : bp.var;	/* the pointer itself: a global `int *slots` */
 	return 0;

@@ -212,7 +212,7 @@ static int open_alloc_inherited(struct hm_session *s, const pid_t *pids, size_t 
 				if (fd < 0 || add_fd(s, k, (int)p, c, fd, &e)) {
 					hm_session_close_alloc(s);
 					for (int j = s->first_alloc; j < s->nr_events; j++)
-						s->nr_ids[j] = 0, s->attrs[j].inherit = 0;
+						s->nr_ids[j] = 0;
 					return -1;
 				}
 			}
@@ -235,8 +235,14 @@ static void open_alloc(struct hm_session *s, const struct hm_record_opts *o, pid
 	size_t np = s->first_alloc < s->nr_events ? target_pids(o, child, pids, 256) : 0;
 
 	s->first_alloc_ring = s->nr_rings;
-	if (np && open_alloc_inherited(s, pids, np) == 0)
+	/* defining them takes about 0.35 s here (each definition registers with the
+	 * kernel): after the other events, so that a -p process is attached first */
+	if (np && hm_alloc_tracefs_create(&s->alloc) == 0 && open_alloc_inherited(s, pids, np) == 0) {
+		/* inherited: a command's file says so (-p's header is written already) */
+		for (int k = s->first_alloc; k < s->nr_events; k++)
+			s->attrs[k].inherit = 1;
 		goto ids;
+	}
 	for (size_t p = 0; p < np; p++)
 		s->ring_of_pid[p] = -1;
 	for (int k = s->first_alloc; k < s->nr_events; k++)
@@ -266,7 +272,6 @@ static void add_alloc(struct hm_session *s, const struct hm_record_opts *o, pid_
 			 "off: %s", s->alloc.why);
 		return;
 	}
-	hm_alloc_tracefs_create(&s->alloc);	/* else: per thread, on the uprobe PMU */
 	for (int i = 0; i < s->alloc.n && s->nr_events < HM_MAX_EVENTS; i++) {
 		s->attrs[s->nr_events] = s->alloc.attrs[i];
 		/* ADDR (0: no data address) when the file's events have it (watch, PMU), or
@@ -274,8 +279,6 @@ static void add_alloc(struct hm_session *s, const struct hm_record_opts *o, pid_
 		 * event do not have ADDR attribute set") */
 		if (s->nr_events && (s->attrs[0].sample_type & PERF_SAMPLE_ADDR))
 			s->attrs[s->nr_events].sample_type |= PERF_SAMPLE_ADDR;
-		/* the tracefs events are opened inherited (open_alloc_inherited) */
-		s->attrs[s->nr_events].inherit = s->alloc.tp_group[0] != '\0';
 		s->names[s->nr_events++] = s->alloc.names[i];
 	}
 }

@@ -337,10 +337,20 @@ static void push_name(const char ***v, size_t *n, const char *name)
 	(*v)[(*n)++] = name;
 }
 
+/* The name a type is matched and reported by: its tag ("struct xfs_imap"), or for a
+ * typedef'd anonymous struct its typedef's (lreg_args): "struct (anonymous)" would match
+ * any anonymous struct of the other build. */
+static const char *type_key(struct hm_arena *a, const struct hm_type *t)
+{
+	const struct hm_type *s = hm_type_strip(t);
+
+	return s && !s->name && s->alias ? s->alias : hm_type_tag_name(a, t);
+}
+
 static void diff_pair(struct run *r, const char *key, const struct hm_type *ot)
 {
 	const struct hm_type *nt = hm_layout_find(r->new, key);
-	const char *name = hm_type_tag_name(r->a, ot);
+	const char *name = type_key(r->a, ot);
 	struct pair *p;
 
 	if (!nt) {
@@ -366,14 +376,14 @@ static int each_old(const struct hm_type *t, void *ctx)
 {
 	struct run *r = ctx;
 
-	diff_pair(r, hm_type_tag_name(r->a, t), t);
+	diff_pair(r, type_key(r->a, t), t);
 	return 0;
 }
 
 static int each_new(const struct hm_type *t, void *ctx)
 {
 	struct run *r = ctx;
-	const char *key = hm_type_tag_name(r->a, t);
+	const char *key = type_key(r->a, t);
 
 	if (!hm_layout_find(r->old, key))
 		push_name(&r->d->only_new, &r->d->nr_only_new, key);
@@ -402,7 +412,7 @@ static void embeds_scan(struct run *r, struct pair *p, const struct hm_type *t, 
 			s = hm_type_strip(s->ref);
 		if (m[i].bit_size || !hm_type_is_aggregate(s))
 			continue;
-		if (s->name && (inner = hm_hash_get(&r->changed, hm_type_tag_name(r->a, s))) &&
+		if ((s->name || s->alias) && (inner = hm_hash_get(&r->changed, type_key(r->a, s))) &&
 		    strcmp(inner->name, p->name) != 0) {
 			struct hm_finding *f = add(r->a, p->td, HM_F_EMBEDS, *path ? path : "(anonymous)");
 
@@ -447,9 +457,9 @@ static int diff_named(struct run *r, const char *const *names, size_t nr_names, 
 		const struct hm_type *nt = hm_layout_find(r->new, names[i]);
 
 		if (ot) {
-			diff_pair(r, hm_type_tag_name(r->a, ot), ot);
+			diff_pair(r, type_key(r->a, ot), ot);
 		} else if (nt) {
-			push_name(&r->d->only_new, &r->d->nr_only_new, hm_type_tag_name(r->a, nt));
+			push_name(&r->d->only_new, &r->d->nr_only_new, type_key(r->a, nt));
 		} else {
 			const char *near[3];
 			size_t n = hm_layout_suggest(r->new, names[i], near, 3);
@@ -478,7 +488,9 @@ int hm_diff_types(struct hm_arena *a, struct hm_layout *old, struct hm_layout *n
 		rc = diff_named(&r, names, nr_names, err);
 	} else {
 		hm_layout_foreach(old, each_old, &r);
+		hm_layout_foreach_anon(old, each_old, &r);	/* by their typedef: lreg_args */
 		hm_layout_foreach(new, each_new, &r);
+		hm_layout_foreach_anon(new, each_new, &r);
 	}
 	for (size_t i = 0; i < r.nr_pairs && !rc; i++) {
 		r.embeds_budget = 1ul << 14;	/* nested aggregates per type */

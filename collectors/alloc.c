@@ -2,6 +2,7 @@
  * and the perf_event_attr of each probe on the uprobe PMU. */
 #include "collectors/alloc.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <pthread.h>
@@ -322,34 +323,55 @@ static void *close_some(void *arg)
  * threads still 2.3 s. The file is complete by now, so a detached grandchild closes
  * them and the recording returns at once; it holds nothing else (stdio on /dev/null,
  * so a reader of hitmap's output sees its end). Without fork: threads. */
-void hm_alloc_close_fds(const int *fds, int n)
+void hm_alloc_close_fds(const int *fds, int n, struct hm_alloc_probes *p)
 {
 	enum { NT = 16 };
 	pthread_t t[NT];
 	struct closer c[NT];
-	int nt = n < NT ? n : NT, started = 0, status;
+	int nt = n < NT ? n : NT, started = 0, status, gate[2];
 	pid_t child;
 
-	if (n == 0)
+	if (n == 0) {
+		hm_alloc_tracefs_remove(p);
 		return;
+	}
+	/* the tracefs events can be removed only once no fd holds them: the grandchild
+	 * waits for this process to close its copies (the pipe's end) */
+	if (pipe2(gate, O_CLOEXEC))
+		gate[0] = gate[1] = -1;
 	if ((child = fork()) == 0) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		char b;
 
 		if (fork() != 0)
 			_exit(0);
 		for (int fd = 0; fd < 3 && null >= 0; fd++)
 			dup2(null, fd);
 		setsid();
+		if (gate[1] >= 0) {
+			close(gate[1]);
+			while (read(gate[0], &b, 1) < 0 && errno == EINTR)
+				;
+		}
 		for (int i = 0; i < n; i++)
 			close(fds[i]);
+		if (gate[1] >= 0)
+			hm_alloc_tracefs_remove(p);
 		_exit(0);
 	}
 	if (child > 0) {
 		waitpid(child, &status, 0);
 		for (int i = 0; i < n; i++)
 			close(fds[i]);	/* not the last reference: returns at once */
+		if (gate[1] >= 0) {
+			close(gate[0]);
+			close(gate[1]);
+			p->tp_group[0] = '\0';	/* the grandchild removes them */
+		}
 		return;
 	}
+	if (gate[1] >= 0)
+		close(gate[0]), close(gate[1]);
 	for (int i = 0; i < nt; i++) {
 		c[i] = (struct closer){fds + i, n - i, nt};
 		if (pthread_create(&t[i], NULL, close_some, &c[i]) != 0)
@@ -360,4 +382,5 @@ void hm_alloc_close_fds(const int *fds, int n)
 	for (int i = 0; i < nt; i++)
 		if (started >> i & 1)
 			pthread_join(t[i], NULL);
+	hm_alloc_tracefs_remove(p);
 }

@@ -121,7 +121,7 @@ int hm_session_close_alloc(struct hm_session *s)
 			close(s->fds[i].fd);
 	}
 	if (fds)
-		hm_alloc_close_fds(fds, n);
+		hm_alloc_close_fds(fds, n, &s->alloc);
 	free(fds);
 	return s->nr_fds = keep;
 }
@@ -183,14 +183,51 @@ static int open_events(struct hm_session *s, const struct hm_record_opts *o, pid
 	return 0;
 }
 
+/* The probes as tracefs events, per CPU and inherited (alloc_tracefs.c): the threads
+ * the workload creates later are probed too, their samples go to the CPU's ring. 0, or
+ * -1 (nothing left open) when the kernel refuses them or they would be too many fds. */
+static int open_alloc_inherited(struct hm_session *s, const pid_t *pids, size_t np)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int nprobe = s->nr_events - s->first_alloc;
+	struct hm_err e;
+
+	if (ncpu > HM_MAX_CPUS)
+		ncpu = HM_MAX_CPUS;
+	if (!s->alloc.tp_group[0] ||
+	    (size_t)s->nr_fds + np * (size_t)ncpu * (size_t)nprobe > HM_MAX_FDS)
+		return -1;
+	for (int k = s->first_alloc; k < s->nr_events; k++) {
+		struct perf_event_attr a = s->attrs[k];
+
+		hm_alloc_tracefs_attr(&a, s->alloc.tp_id[k - s->first_alloc]);
+		for (size_t p = 0; p < np; p++)
+			for (int c = 0; c < ncpu; c++) {
+				int fd = s->ring_of_cpu[c] < 0 || getenv("HITMAP_ALLOC_FAIL_OPEN")
+						 ? -1
+						 : perf_open(&a, pids[p], c, -1);
+
+				if (fd < 0 && errno == ESRCH)
+					continue;	/* a thread of -p exited */
+				if (fd < 0 || add_fd(s, k, (int)p, c, fd, &e)) {
+					hm_session_close_alloc(s);
+					for (int j = s->first_alloc; j < s->nr_events; j++)
+						s->nr_ids[j] = 0;
+					return -1;
+				}
+			}
+	}
+	return 0;
+}
+
 /* For -p the probes go on after the file exists and holds the process's maps:
  * registering one took up to 150 ms on this loaded machine (it write-locks every
  * process's memory map that maps libc), and a process that exits meanwhile would leave
  * a file without its maps. The header may be written by then, so it declares each
  * probe with one id of hitmap's own (HM_ALLOC_ID:
- * kernel ids count up from 1), and take_record writes their samples under it. One
- * probe per thread (cpu -1, one ring per thread), not per CPU: closing one waits for a
- * grace period. */
+ * kernel ids count up from 1), and take_record writes their samples under it. Without
+ * tracefs events, one probe of the uprobe PMU per thread (cpu -1, one ring per
+ * thread), not per CPU: closing one waits for a grace period. */
 static void open_alloc(struct hm_session *s, const struct hm_record_opts *o, pid_t child,
 		       struct hm_err *err)
 {
@@ -198,6 +235,14 @@ static void open_alloc(struct hm_session *s, const struct hm_record_opts *o, pid
 	size_t np = s->first_alloc < s->nr_events ? target_pids(o, child, pids, 256) : 0;
 
 	s->first_alloc_ring = s->nr_rings;
+	/* defining them takes about 0.35 s here (each definition registers with the
+	 * kernel): after the other events, so that a -p process is attached first */
+	if (np && hm_alloc_tracefs_create(&s->alloc) == 0 && open_alloc_inherited(s, pids, np) == 0) {
+		/* inherited: a command's file says so (-p's header is written already) */
+		for (int k = s->first_alloc; k < s->nr_events; k++)
+			s->attrs[k].inherit = 1;
+		goto ids;
+	}
 	for (size_t p = 0; p < np; p++)
 		s->ring_of_pid[p] = -1;
 	for (int k = s->first_alloc; k < s->nr_events; k++)
@@ -209,6 +254,7 @@ static void open_alloc(struct hm_session *s, const struct hm_record_opts *o, pid
 				return;
 			}
 		}
+ids:
 	for (int k = s->first_alloc; k < s->nr_events; k++)
 		for (uint32_t i = 0; i < s->nr_ids[k]; i++)
 			hm_map64_put(&s->alloc_ids, s->ids[k][i], (void *)(uintptr_t)(HM_ALLOC_ID + k));

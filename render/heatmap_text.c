@@ -215,7 +215,10 @@ static void put_summary(struct text *p)
 void hm_heat_print_text(FILE *out, const struct hm_heat *h)
 {
 	struct text p = {.out = out, .h = h, .width = text_width(h)};
-	char *head = xasprintf("%s %s {", kw_of(h->type), h->name);
+	const struct hm_type *st = h->type ? hm_type_strip(h->type) : NULL;
+	int anon = st && !st->name && st->alias;	/* typedef struct { .. } lreg_args; */
+	char *head = anon ? xasprintf("typedef %s {", kw_of(h->type))
+			  : xasprintf("%s %s {", kw_of(h->type), h->name);
 
 	/* the opening line is the header: the tab of the rows counts as 8 columns */
 	fprintf(out, "%-*s %6s %6s %7s %9s  %s\n", p.width + 8, head, "loads", "stores",
@@ -236,7 +239,10 @@ void hm_heat_print_text(FILE *out, const struct hm_heat *h)
 	}
 	marks_upto(&p, h->size);
 	put_summary(&p);
-	fprintf(out, "};\n");
+	if (anon)
+		fprintf(out, "} %s;\n", h->name);
+	else
+		fprintf(out, "};\n");
 }
 
 void hm_heat_print_json(struct hm_json *j, const struct hm_heat *h)

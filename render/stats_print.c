@@ -63,6 +63,13 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 			(unsigned long long)rs->prim_named);
 	fprintf(out, "  to a member (type.field)  %10llu  %5.1f%%\n",
 		(unsigned long long)rs->member, pct(rs->member, ds.total));
+	if (rs->by_alloc)
+		fprintf(out, "  named by allocation        %10llu  %5.1f%%  (as an element, "
+			"T[k].field or p[k]: %llu)\n", (unsigned long long)rs->by_alloc,
+			pct(rs->by_alloc, rs->addressed), (unsigned long long)rs->alloc_elem);
+	fprintf(out, "  as the program names it    %10llu  %5.1f%%  (a variable or its field, "
+		"type.field, or by allocation)\n", (unsigned long long)rs->person,
+		pct(rs->person, rs->addressed));
 	if (ds.enclosed)
 		fprintf(out, "  named from the heap object enclosing them (typed by other "
 			"samples): %llu\n", (unsigned long long)ds.enclosed);

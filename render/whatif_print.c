@@ -86,6 +86,15 @@ static void print_gap(FILE *out, const struct hm_wi_type *t, uint32_t i)
 		fprintf(out, "\n\t/* XXX %" PRIu64 " bytes hole */\n\n", m->new_off - end);
 }
 
+/* A typedef of an anonymous struct: `typedef struct { .. } lreg_args;`, there is no
+ * `struct lreg_args` to write (as hitmap layout and pahole print it). */
+static int anon_typedef(const struct hm_wi_type *t)
+{
+	const struct hm_type *s = t->old_t ? hm_type_strip(t->old_t) : NULL;
+
+	return s && !s->name && s->alias;
+}
+
 static void print_summary(FILE *out, const struct hm_wi_type *t, uint32_t L)
 {
 	fprintf(out, "\n\t/* size: %" PRIu64, t->new_size);
@@ -97,7 +106,10 @@ static void print_summary(FILE *out, const struct hm_wi_type *t, uint32_t L)
 	fprintf(out, ", align: %u", t->new_align);
 	if (t->new_align != t->old_align)
 		fprintf(out, " (was %u)", t->old_align);
-	fprintf(out, " */\n};\n");
+	if (anon_typedef(t))
+		fprintf(out, " */\n} %s;\n", t->name);
+	else
+		fprintf(out, " */\n};\n");
 }
 
 static void print_group(FILE *out, const struct hm_wi_group *g, int32_t idx, uint32_t row)
@@ -126,8 +138,12 @@ static void print_type(FILE *out, struct hm_arena *a, const struct hm_wi_type *t
 	uint64_t last = 0;
 	int32_t group = -1;
 
-	fprintf(out, "%s %s {\n", t->old_t && t->old_t->kind == HM_T_UNION ? "union" : "struct",
-		t->name);
+	if (anon_typedef(t))
+		fprintf(out, "typedef %s {\n", hm_type_strip(t->old_t)->kind == HM_T_UNION ? "union"
+											  : "struct");
+	else
+		fprintf(out, "%s %s {\n",
+			t->old_t && t->old_t->kind == HM_T_UNION ? "union" : "struct", t->name);
 	for (uint32_t i = 0; i < t->nr; i++) {
 		const struct hm_wi_member *m = &t->m[i];
 		const char *tc, *nc = decl_name(a, m, 1, &tc);
@@ -165,8 +181,9 @@ void hm_whatif_print_struct(FILE *out, struct hm_arena *a, const struct hm_wi_ty
 	print_type(out, a, t, sug->line_size, sug);
 	if (!sug->needed)
 		return;
-	fprintf(out, "/* %+" PRId64 " bytes; or, instead of the attributes, align struct %s to %u",
-		(int64_t)(t->new_size - t->old_size), t->name, sug->line_size);
+	fprintf(out, "/* %+" PRId64 " bytes; or, instead of the attributes, align %s%s to %u",
+		(int64_t)(t->new_size - t->old_size), anon_typedef(t) ? "" : "struct ", t->name,
+		sug->line_size);
 	for (uint32_t i = 1, k = 0; i < t->nr; i++) {
 		uint64_t end = prev_end(t, i);
 

@@ -470,25 +470,66 @@ static int name_typed(struct hm_alloc_map *m, struct hm_access *x,
 	return 1;
 }
 
+/* A scalar access typed through a global pointer (`int *slots`, `slots[tid]++`) at an
+ * element boundary of the block: the element, as the program writes it ("slots[1]").
+ * 0 when it is not one. */
+static int scalar_elem(const struct hm_access *x, const struct hm_alloc_obj *o, char *buf,
+		       size_t len)
+{
+	const struct hm_type *t = x->type ? hm_type_strip(x->type) : NULL;
+	uint64_t off = x->s.addr - o->base;
+	const char *name = x->field;
+
+	if (!t || hm_type_is_aggregate(t) || !t->size || off % t->size ||
+	    (x->s.size && x->s.size > t->size) || x->method != HM_M_HEAP)
+		return 0;
+	/* named by its pointer only (symbolize/data_resolve.c: a global pointer, which the
+	 * block's start was stored to); a bare type ("int") may sit anywhere in the block */
+	if (!name || strpbrk(name, "<[ ") ||
+	    (hm_type_name(x->type) && !strcmp(name, hm_type_name(x->type))))
+		return 0;
+	snprintf(buf, len, "%s[%llu]", name, (unsigned long long)(off / t->size));
+	return 1;
+}
+
 /* An access nothing else named: the allocation is the object. inside: the allocator's
  * own write before it returned the block, which never names a row (the lines view names
  * a row by its first access with a field: that would be calloc's memset). */
 static void name_untyped(struct hm_alloc_map *m, struct hm_access *x,
 			 const struct hm_alloc_obj *o, uint32_t line_size, int inside)
 {
-	char buf[768];
+	char buf[768], elem[300];
+	const struct hm_type *t = x->type ? hm_type_strip(x->type) : NULL;
+	int scalar = !inside && scalar_elem(x, o, elem, sizeof(elem));
 
-	snprintf(buf, sizeof(buf), "%llu bytes (%s, at +%llu in its line)",
-		 (unsigned long long)o->size, x->alloc_site,
-		 (unsigned long long)(o->base % line_size));
+	if (scalar && o->size >= 2 * t->size)	/* "int[2] (malloc at ..., array at +32 ..)" */
+		snprintf(buf, sizeof(buf), "%s[%llu] (%s, array at +%llu in its line)",
+			 hm_type_name(x->type), (unsigned long long)(o->size / t->size),
+			 x->alloc_site, (unsigned long long)(o->base % line_size));
+	else
+		snprintf(buf, sizeof(buf), "%llu bytes (%s, at +%llu in its line)",
+			 (unsigned long long)o->size, x->alloc_site,
+			 (unsigned long long)(o->base % line_size));
 	x->object = intern(m, buf);
-	snprintf(buf, sizeof(buf), "<%s>+0x%llx", x->alloc_site,
-		 (unsigned long long)(x->s.addr - o->base));
-	x->field = inside ? NULL : intern(m, buf);
+	if (!scalar)
+		snprintf(elem, sizeof(elem), "<%s>+0x%llx", x->alloc_site,
+			 (unsigned long long)(x->s.addr - o->base));
+	x->field = inside ? NULL : intern(m, elem);
 	x->obj_base = o->base;
 	x->field_off = x->s.addr - o->base;
 	x->type = NULL;
 	x->method = HM_M_HEAP;
+}
+
+/* A typed object that does not fit in the live block holding the access is not that
+ * block's: glibc's free writes its malloc_chunk (whose fd and bk are the block's first
+ * 16 bytes) and the enclosing-object pass may then type the block's own accesses by it. */
+static int outside(const struct hm_access *x, const struct hm_alloc_obj *o)
+{
+	uint64_t tsize = x->type ? x->type->size : 0;
+
+	return tsize && x->obj_base && hm_type_is_aggregate(hm_type_strip(x->type)) &&
+	       (x->obj_base < o->base || x->obj_base + tsize > o->base + o->size);
 }
 
 struct tkey {
@@ -530,6 +571,8 @@ void hm_alloc_name(struct hm_alloc_map *m, struct hm_code *code, struct hm_acces
 		x->alloc_size = o->size;
 		if (x->s.tid == o->tid && x->s.time <= o->t_alloc)
 			name_untyped(m, x, o, line_size, 1);
+		else if (outside(x, o))
+			name_untyped(m, x, o, line_size, 0);
 		else if (!name_typed(m, x, o, line_size) &&
 			 (x->method == HM_M_UNKNOWN || !x->field || !x->type ||
 			  !hm_type_is_aggregate(hm_type_strip(x->type))))

@@ -199,6 +199,7 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	hm_arena_free(&o->ar);
 	if (cut && rec->alloc)
 		hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), o->out, cut, 64);
+	hm_resolver_count_names(rec->resolver, o->out, cut);
 	if (cut && rec->flush(o->out, cut, rec->flush_arg))
 		return -1;
 	rec->total += cut;
@@ -279,6 +280,7 @@ static int read_samples(struct hm_recording *rec, int stream,
 		if (rec->alloc)
 			hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), rec->acc, rec->n,
 				      64);
+		hm_resolver_count_names(rec->resolver, rec->acc, rec->n);
 		rec->total += rec->n;
 	}
 	return rc < 0 ? -1 : 0;

@@ -64,6 +64,12 @@ struct hm_resolve_stats {
 	uint64_t prim;			/* accesses with an address made by a string or
 					 * copy primitive (hm_access.prim) */
 	uint64_t prim_named;		/* of those, named (global to heap) */
+	/* After allocation naming (names.c), accesses with an address, each counted once: */
+	uint64_t addressed;
+	uint64_t by_alloc;		/* in a live allocation, named by it */
+	uint64_t alloc_elem;		/* of those, as an element: T[k].field, slots[k] */
+	uint64_t person;		/* named as the program writes it: a variable or its
+					 * field, type.field, or by allocation */
 };
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
@@ -104,6 +110,9 @@ struct hm_func_count {
  * primitive: memset, memcpy, copy_user, strlen and their implementations (primitive.c). */
 int hm_primitive_func(const char *func);
 size_t hm_resolver_top_noaddr(const struct hm_resolver *r, struct hm_func_count *out, size_t n);
+/* Counts the final names of n accesses (after allocation naming) into the stats:
+ * addressed, by_alloc, alloc_elem, person (names.c). */
+void hm_resolver_count_names(struct hm_resolver *r, const struct hm_access *a, size_t n);
 /* The code symbolizer of the recording's address spaces (allocation sites). */
 struct hm_code *hm_resolver_code(struct hm_resolver *r);
 /* The data symbolizer's per-method counts and top unresolved ips. */

@@ -102,18 +102,36 @@ static int heap(struct hm_data *d, const struct data_image *img, uint64_t ip,
 		out->base = bv + (uint64_t)rel - (uint64_t)o;
 	out->prefix = data_bare_name(d, p.pointee);
 	out->field = data_field(d, out->prefix, s, (uint64_t)o);
+	/* a scalar through a global pointer (`int *slots`): the pointer names it better than
+	 * its type does; the allocation adds the element (resolve/alloc.c: slots[1]). Not a
+	 * local or a member (`int *green = arg->green`): those may point inside a block. */
+	if (!hm_type_is_aggregate(s) && p.global && p.var && !strpbrk(p.var, " ?()"))
+		out->field = p.var;
 	out->module = m->path;
 	return 0;
 }
 
 /* A heap result: named from the known object enclosing it, if one does (an int * into
  * a struct's array); else, typed exactly as an aggregate, it becomes one. */
+/* glibc's malloc and free write their chunk headers and tcache links over the blocks they
+ * manage (malloc_chunk, tcache_entry in libc's debug info): noted as enclosing objects,
+ * a freed block's malloc_chunk would name the next block's accesses. The allocator is
+ * not the program's data. */
+static int allocator_module(const char *path)
+{
+	const char *b = path ? strrchr(path, '/') : NULL;
+
+	b = b ? b + 1 : path;
+	return b && (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5));
+}
+
 static void named_heap(struct hm_data *d, struct data_proc *p, uint64_t addr, int exact,
 		       struct hm_data_obj *out)
 {
 	if (out->method != HM_M_HEAP || data_enclose(d, p, addr, out))
 		return;
-	if (exact && out->type && hm_type_is_aggregate(hm_type_strip(out->type)))
+	if (exact && out->type && hm_type_is_aggregate(hm_type_strip(out->type)) &&
+	    !allocator_module(out->module))
 		data_known_note(p, out->base, out->type, out->object, out->prefix);
 }
 

@@ -46,7 +46,8 @@ void hm_layout_index_add(struct hm_layout *lay, const char *kw, const char *name
 	e->key = hm_arena_strdup(&lay->arena, buf);
 	e->ref = ref;
 	hm_hash_put(&lay->names, e->key, e);
-	if (!kw || !strcmp(kw, "var") || !strcmp(kw, "func"))
+	/* typedefs too (bare names): hm_layout_foreach_anon, and suggestions */
+	if (kw && (!strcmp(kw, "var") || !strcmp(kw, "func")))
 		return;
 	if (lay->nr_order == lay->cap_order) {
 		lay->cap_order = lay->cap_order ? lay->cap_order * 2 : 256;
@@ -173,7 +174,26 @@ int hm_layout_foreach(struct hm_layout *lay, int (*cb)(const struct hm_type *t, 
 		const struct hm_type *t = entry_type(lay, lay->order[i]);
 		int rc;
 
-		if (!t || !hm_type_is_aggregate(t))
+		if (!t || !hm_type_is_aggregate(t) || !strchr(lay->order[i]->key, ' '))
+			continue;	/* a typedef's bare name: foreach_anon */
+		if ((rc = cb(t, ctx)))
+			return rc;
+	}
+	return 0;
+}
+
+int hm_layout_foreach_anon(struct hm_layout *lay, int (*cb)(const struct hm_type *t, void *ctx),
+			   void *ctx)
+{
+	index_complete(lay);
+	for (size_t i = 0; i < lay->nr_order; i++) {
+		const struct hm_type *t = strchr(lay->order[i]->key, ' ')
+						  ? NULL
+						  : hm_type_strip(entry_type(lay, lay->order[i]));
+		int rc;
+
+		if (!t || !hm_type_is_aggregate(t) || t->name || !t->alias ||
+		    strcmp(t->alias, lay->order[i]->key))
 			continue;
 		if ((rc = cb(t, ctx)))
 			return rc;

@@ -84,6 +84,9 @@ struct hm_arena *hm_layout_arena(struct hm_layout *lay);
 
 /* Finds an aggregate by name: "foo", "struct foo", "union foo", or a typedef naming
  * one. Returns the aggregate itself (typedefs resolved), or NULL. */
+/* Each anonymous struct or union that a typedef names (its alias), once. */
+int hm_layout_foreach_anon(struct hm_layout *lay, int (*cb)(const struct hm_type *t, void *ctx),
+			   void *ctx);
 const struct hm_type *hm_layout_find(struct hm_layout *lay, const char *name);
 /* The type of a global or static variable (DWARF variables, BTF VARs), or NULL. */
 const struct hm_type *hm_layout_var_type(struct hm_layout *lay, const char *name);

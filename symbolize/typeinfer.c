@@ -22,7 +22,7 @@ struct ti_regres {
 
 /* ---- The function's instructions, classified for the backward walk ---- */
 
-enum { K_OTHER, K_MOV, K_LOAD, K_STEP, K_LEA, K_ADDREG };
+enum { K_OTHER, K_MOV, K_LOAD, K_STEP, K_LEA, K_ADDREG, K_STORE_STATIC };
 
 struct ti_insn {
 	uint64_t addr, target;
@@ -110,6 +110,16 @@ static void classify_insn(struct ti_insn *t, const struct hm_insn *in)
 	t->endbr = !strncmp(in->text, "endbr", 5);
 	t->kind = K_OTHER;
 	t->dst = t->src = t->idx = HM_REG_NONE;
+	/* "mov qword ptr [rip + d], reg": a static pointer set from reg (lazy init) */
+	if (ml == 3 && !strncmp(in->text, "mov", 3) && in->nr_mem == 1 &&
+	    m->access == HM_ACC_STORE && m->size == 8 && m->base == HM_REG_RIP &&
+	    m->index == HM_REG_NONE && second &&
+	    (v = reg_named(second + 2, strlen(second + 2))) != HM_REG_NONE) {
+		t->kind = K_STORE_STATIC;
+		t->src = (int8_t)v;
+		t->imm = m->disp;
+		return;
+	}
 	if (__builtin_popcount(in->regs_written) != 1)
 		return;
 	t->dst = (int8_t)__builtin_ctz(in->regs_written);
@@ -216,6 +226,25 @@ static int caller_saved(int reg)
 	       reg == HM_REG_DI || (reg >= HM_REG_R8 && reg <= HM_REG_R11);
 }
 
+/* The lazy-init path of a static pointer: `if (!table) table = calloc(..);` then
+ * table[i]: the path that jumps back from j (an unconditional jmp after the code it
+ * skipped) stored reg to a static pointer just before, so reg holds that pointer on
+ * both paths; the fallthrough path names its type. */
+static int stored_static(const struct ti_code *c, size_t i, size_t j, int reg)
+{
+	if (j <= i || !c->ins[j].uncond)
+		return 0;
+	for (size_t k = j; k > i && j - k < 8; k--) {
+		const struct ti_insn *t = &c->ins[k - 1];
+
+		if (t->kind == K_STORE_STATIC && t->src == reg)
+			return 1;
+		if ((t->written & (1u << reg)) || t->jump || t->uncond || t->call)
+			return 0;
+	}
+	return 0;
+}
+
 /* ins[i] is a jump target: every loop back to it may only step reg (p += k), so reg
  * keeps its type around the loop. Returns -1 if some path rewrites it, 1 if ins[i] is
  * a target, 0 if not. */
@@ -227,6 +256,8 @@ static int merge_ok(const struct ti_code *c, size_t i, int reg)
 		if (!c->ins[j].jump || c->ins[j].target != c->ins[i].addr)
 			continue;
 		target = 1;
+		if (stored_static(c, i, j, reg))
+			continue;
 		for (size_t k = i; j >= i && k <= j; k++) {
 			const struct ti_insn *t = &c->ins[k];
 
@@ -271,6 +302,7 @@ static int var_in_reg(struct hm_ti *ti, uint64_t pc, int reg, struct hm_ti_ptr *
 		out->pointee = p;
 		out->delta = v->loc == HM_TI_LOC_VALUE ? -v->off : 0;
 		out->approx = 0;
+		out->global = 0;
 		out->var = v->name;
 		return 1;
 	}
@@ -293,6 +325,7 @@ static int entry_param(struct hm_ti *ti, const struct hm_ti_frame *f, int reg,
 	out->pointee = p;
 	out->delta = 0;
 	out->approx = 0;
+	out->global = 0;
 	out->var = hm_arena_printf(&ti->arena, "%s() parameter %u", f->func, idx + 1);
 	return 1;
 }
@@ -355,6 +388,7 @@ static int load_pointee(struct hm_ti *ti, struct hm_decoder *dec, const struct t
 		out->pointee = pointee(leaf);
 		out->delta = 0;
 		out->approx = 0;
+		out->global = 0;
 		out->var = bp.var;
 		return 0;
 	}
@@ -388,7 +422,9 @@ static int load_pointee(struct hm_ti *ti, struct hm_decoder *dec, const struct t
 	out->pointee = pt;
 	out->delta = 0;
 	out->approx = 0;
-	out->var = hm_arena_printf(&ti->arena, "%s->%s", bp.var ? bp.var : "?", path);
+	out->global = p->src == HM_REG_RIP && !path[0];
+	out->var = path[0] ? hm_arena_printf(&ti->arena, "%s->%s", bp.var ? bp.var : "?", path)
+			   : bp.var;	/* the pointer itself: a global `int *slots` */
 	return 0;
 }
 

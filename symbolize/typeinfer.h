@@ -91,6 +91,8 @@ struct hm_ti_ptr {
 	uint8_t approx;			/* walked across a loop or merge: the register may
 					 * point at any element; use offsets modulo the size */
 	const char *var;		/* the variable the type came from */
+	uint8_t global;			/* var is a global or static pointer itself (int
+					 * *slots): what it points to has no other name */
 };
 /* 0 with *out filled, -1 when no typed variable reaches reg. Cached per (pc, reg). */
 int hm_ti_reg_pointee(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg,

@@ -28,21 +28,60 @@ static int cmp_map_time(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+/* The allocation-family events' samples: the only ones the first pass decodes. */
+struct alloc_attrs {
+	uint8_t *is;		/* by attr index */
+	uint32_t n;
+};
+
+static int want_alloc(const struct hm_perf_attr *a, void *arg)
+{
+	const struct alloc_attrs *aa = arg;
+	int ret;
+
+	if (a->index < aa->n)
+		return aa->is[a->index];
+	return hm_alloc_event_kind(a->name, &ret) >= 0;
+}
+
+/* Marks pd's allocation events in aa; 1 when there is one. */
+static int alloc_attrs_of(struct hm_perfdata *pd, struct alloc_attrs *aa)
+{
+	int any = 0, ret;
+
+	aa->n = hm_perfdata_nr_attrs(pd);
+	if (!(aa->is = calloc(aa->n ? aa->n : 1, 1)))
+		hm_oom();
+	for (uint32_t i = 0; i < aa->n; i++)
+		any |= aa->is[i] = hm_alloc_event_kind(hm_perfdata_attr(pd, i)->name, &ret) >= 0;
+	return any;
+}
+
 /* perf writes each CPU's ring in turn, so a sample can come before the MMAP record of its
  * code in file order (perf sorts by time as it reads). The address spaces are therefore
- * built in a first pass, in time order, before any sample is resolved. */
-int hm_recording_maps(const char *path, void (*fn)(const struct hm_perf_event *ev, void *arg),
-		      void *arg, struct hm_err *err)
+ * built in a first pass, in time order, before any sample is resolved. The same pass
+ * reads the allocation samples when alloc is given (resolve/alloc.h); other samples are
+ * skipped undecoded, so it costs little beside the samples' pass. */
+static int maps_pass(const char *path, void (*fn)(const struct hm_perf_event *ev, void *arg),
+		     void *arg, struct hm_alloc_map **alloc, struct hm_err *err)
 {
 	struct hm_perfdata *pd;
 	struct hm_perf_event ev;
+	struct alloc_attrs aa = {0};
 	struct map_rec *v = NULL;
 	size_t n = 0, cap = 0;
 	int rc;
 
 	if (hm_perfdata_open(path, &pd, err))
 		return -1;
+	if (alloc_attrs_of(pd, &aa) && alloc)
+		*alloc = hm_alloc_map_new();
+	else
+		memset(aa.is, 0, aa.n);	/* maps only: no sample is decoded */
+	hm_perfdata_want_samples(pd, want_alloc, &aa);
 	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0) {
+		if (alloc && *alloc && hm_alloc_is_sample(&ev))
+			hm_alloc_map_add(*alloc, &ev);
 		if (ev.type != PERF_RECORD_MMAP && ev.type != PERF_RECORD_MMAP2)
 			continue;
 		if (n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v))))
@@ -54,6 +93,7 @@ int hm_recording_maps(const char *path, void (*fn)(const struct hm_perf_event *e
 		n++;
 	}
 	hm_perfdata_close(pd);
+	free(aa.is);
 	if (n)
 		hm_sort(v, n, sizeof(*v), cmp_map_time);
 	for (size_t i = 0; i < n; i++) {
@@ -61,7 +101,31 @@ int hm_recording_maps(const char *path, void (*fn)(const struct hm_perf_event *e
 		free((char *)v[i].ev.mmap.filename);
 	}
 	free(v);
+	if (alloc && *alloc)
+		hm_alloc_map_seal(*alloc);
 	return rc < 0;
+}
+
+/* The file's first damage as a pass that decodes every sample finds it: maps_pass skips
+ * samples, so it may trip on what follows a damaged one instead. Error path only. */
+static int first_damage(const char *path, struct hm_err *err)
+{
+	struct hm_perfdata *pd;
+	struct hm_perf_event ev;
+	int rc;
+
+	if (hm_perfdata_open(path, &pd, err))
+		return -1;
+	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0)
+		;
+	hm_perfdata_close(pd);
+	return rc < 0 ? -1 : 0;
+}
+
+int hm_recording_maps(const char *path, void (*fn)(const struct hm_perf_event *ev, void *arg),
+		      void *arg, struct hm_err *err)
+{
+	return maps_pass(path, fn, arg, NULL, err);
 }
 
 static void track_map(const struct hm_perf_event *ev, void *r)
@@ -339,7 +403,8 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 {
 	struct hm_resolve_opts ro = *o;
 	const struct hm_perfdata_stats *ps;
-	int stream = !strcmp(path, "-");
+	struct hm_err perr = {0};
+	int stream = !strcmp(path, "-"), rc;
 
 	rec->path = path;
 	if (hm_perfdata_open(path, &rec->pd, err))
@@ -349,11 +414,14 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 	if (hm_resolver_open(&ro, &rec->resolver, err))
 		return -1;
 	hm_resolver_features(rec->resolver, hm_perfdata_features(rec->pd));
-	if (!stream && hm_recording_maps(path, track_map, rec->resolver, &(struct hm_err){0}) < 0)
+	/* with the maps, heap objects by allocation (resolve/alloc.h) */
+	if (!stream && (rc = maps_pass(path, track_map, rec->resolver, &rec->alloc, &perr)) < 0)
 		stream = 1;	/* the sample pass reports what is wrong with the file */
-	/* heap objects by allocation: its own pass, as the maps' (resolve/alloc.h) */
-	if (!stream && hm_alloc_map_read(path, &rec->alloc, err))
+	else if (!stream && rc && rec->alloc) {	/* allocations cut short would misname */
+		if (first_damage(path, err) == 0)
+			*err = perr;
 		return -1;
+	}
 	if (hm_resolver_verify(rec->resolver, &rec->kernel_warning, err) ||
 	    read_samples(rec, stream, keep, ctx, err))
 		return -1;

@@ -483,13 +483,18 @@ void hm_alloc_name(struct hm_alloc_map *m, struct hm_code *code, struct hm_acces
 		   size_t n, uint32_t line_size)
 {
 	struct tkey *k = n ? malloc(n * sizeof(*k)) : NULL;
+	int sorted = 1;
+
 	if (!k || !m->nobj) {
 		free(k);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		k[i] = (struct tkey){acc[i].s.time, i};
-	hm_sort(k, n, sizeof(*k), cmp_tkey);
+		sorted &= !i || acc[i - 1].s.time <= acc[i].s.time;
+	}
+	if (!sorted)	/* a streamed batch comes in time order already (load.c) */
+		hm_sort(k, n, sizeof(*k), cmp_tkey);
 	for (size_t j = 0; j < n; j++) {
 		struct hm_access *x = &acc[k[j].i];
 		const struct hm_alloc_obj *o;

@@ -143,7 +143,7 @@ static void track_map(const struct hm_perf_event *ev, void *r)
 struct order {
 	struct hm_map64 last;		/* ring key -> uint64_t last time in this batch */
 	struct hm_arena ar;
-	struct okey *keys;
+	struct okey *keys, *tmp;	/* tmp: sort_okeys' other half */
 	struct hm_access *out;		/* the batch in time order */
 };
 
@@ -152,13 +152,45 @@ struct okey {
 	size_t idx;
 };
 
-static int cmp_okey(const void *x, const void *y)
+static int okey_lt(const struct okey *a, const struct okey *b)
 {
-	const struct okey *a = x, *b = y;
+	return a->time < b->time || (a->time == b->time && a->idx < b->idx);
+}
 
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
+/* The end of the ascending run of k[0..n) that starts at i. */
+static size_t run_end(const struct okey *k, size_t i, size_t n)
+{
+	while (++i < n && !okey_lt(&k[i], &k[i - 1]))
+		;
+	return i;
+}
+
+/* Sorts k[0..n) as cmp_okey orders it (the keys are distinct, so any sort gives the same
+ * order): a batch is a few runs already in time order, one per ring flush, so runs are
+ * merged pairwise until one is left (tmp: n more keys); qsort took 10% of a report. */
+static struct okey *sort_okeys(struct okey *k, struct okey *tmp, size_t n)
+{
+	for (;;) {
+		size_t i = 0, runs = 0;
+
+		while (i < n) {
+			size_t a = run_end(k, i, n), b = a < n ? run_end(k, a, n) : n, x = i, y = a;
+
+			runs++;
+			while (x < a && y < b)
+				tmp[i++] = okey_lt(&k[y], &k[x]) ? k[y++] : k[x++];
+			memcpy(&tmp[i], &k[x], (a - x) * sizeof(*k));
+			i += a - x;
+			memcpy(&tmp[i], &k[y], (b - y) * sizeof(*k));
+			i += b - y;
+		}
+		if (runs <= 1)
+			return tmp;
+		struct okey *t = k;
+
+		k = tmp;
+		tmp = t;
+	}
 }
 
 static void note_ring(struct order *o, uint64_t key, uint64_t time)
@@ -241,15 +273,16 @@ static size_t enclose(struct hm_recording *rec, size_t cap)
 static int flush_ordered(struct hm_recording *rec, int final)
 {
 	struct order *o = rec->order;
+	struct okey *k;
 	size_t n = rec->n, cut;
 	uint64_t w;
 
 	n = enclose(rec, rec->batch);
 	for (size_t i = 0; i < n; i++)
 		o->keys[i] = (struct okey){ rec->acc[i].s.time, i };
-	hm_sort(o->keys, n, sizeof(*o->keys), cmp_okey);
+	k = sort_okeys(o->keys, o->tmp, n);
 	for (size_t i = 0; i < n; i++)
-		o->out[i] = rec->acc[o->keys[i].idx];
+		o->out[i] = rec->acc[k[i].idx];
 	cut = n;
 	if (!final) {
 		w = watermark(o);
@@ -281,8 +314,10 @@ static struct hm_access *push(struct hm_recording *rec, size_t *cap)
 		*cap = rec->batch;
 		rec->acc = malloc(*cap * sizeof(*rec->acc));
 		if (!o || !rec->acc || !(o->keys = malloc(*cap * sizeof(*o->keys))) ||
+		    !(o->tmp = malloc(*cap * sizeof(*o->tmp))) ||
 		    !(o->out = malloc(*cap * sizeof(*o->out)))) {
 			free(o ? o->keys : NULL);
+			free(o ? o->tmp : NULL);
 			free(o);
 			return NULL;
 		}
@@ -464,6 +499,7 @@ void hm_recording_free(struct hm_recording *rec)
 		hm_map64_free(&o->last);
 		hm_arena_free(&o->ar);
 		free(o->keys);
+		free(o->tmp);
 		free(o->out);
 		free(o);
 	}

@@ -144,7 +144,6 @@ struct order {
 	struct hm_map64 last;		/* ring key -> uint64_t last time in this batch */
 	struct hm_arena ar;
 	struct okey *keys, *tmp;	/* tmp: sort_okeys' other half */
-	struct hm_access *out;		/* the batch in time order */
 };
 
 struct okey {
@@ -269,6 +268,32 @@ static size_t enclose(struct hm_recording *rec, size_t cap)
 	return rec->n = m;
 }
 
+/* Puts acc in the order of k (acc[i] becomes the old acc[k[i].idx]) in place, cycle by
+ * cycle: a second batch-sized array of accesses (50 MB by default) is not needed. k's
+ * indices are used up. */
+static void permute(struct hm_access *acc, struct okey *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct hm_access first;
+		size_t j = i;
+
+		if (k[i].idx == i)
+			continue;	/* in place, or its cycle is done */
+		first = acc[i];
+		for (;;) {
+			size_t from = k[j].idx;
+
+			k[j].idx = j;
+			if (from == i) {
+				acc[j] = first;
+				break;
+			}
+			acc[j] = acc[from];
+			j = from;
+		}
+	}
+}
+
 /* Hands the batch on in time order; all of it when final. */
 static int flush_ordered(struct hm_recording *rec, int final)
 {
@@ -281,12 +306,11 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	for (size_t i = 0; i < n; i++)
 		o->keys[i] = (struct okey){ rec->acc[i].s.time, i };
 	k = sort_okeys(o->keys, o->tmp, n);
-	for (size_t i = 0; i < n; i++)
-		o->out[i] = rec->acc[k[i].idx];
+	permute(rec->acc, k, n);
 	cut = n;
 	if (!final) {
 		w = watermark(o);
-		for (cut = 0; cut < n && o->out[cut].s.time <= w; cut++)
+		for (cut = 0; cut < n && rec->acc[cut].s.time <= w; cut++)
 			;
 		if (cut < (n + 1) / 2)
 			cut = (n + 1) / 2;
@@ -295,12 +319,12 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	hm_map64_init(&o->last);
 	hm_arena_free(&o->ar);
 	if (cut && rec->alloc)
-		hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), o->out, cut, 64);
-	if (cut && rec->flush(o->out, cut, rec->flush_arg))
+		hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), rec->acc, cut, 64);
+	if (cut && rec->flush(rec->acc, cut, rec->flush_arg))
 		return -1;
 	rec->total += cut;
 	rec->n = n - cut;
-	memcpy(rec->acc, o->out + cut, rec->n * sizeof(*rec->acc));
+	memmove(rec->acc, rec->acc + cut, rec->n * sizeof(*rec->acc));
 	return 0;
 }
 
@@ -314,8 +338,7 @@ static struct hm_access *push(struct hm_recording *rec, size_t *cap)
 		*cap = rec->batch;
 		rec->acc = malloc(*cap * sizeof(*rec->acc));
 		if (!o || !rec->acc || !(o->keys = malloc(*cap * sizeof(*o->keys))) ||
-		    !(o->tmp = malloc(*cap * sizeof(*o->tmp))) ||
-		    !(o->out = malloc(*cap * sizeof(*o->out)))) {
+		    !(o->tmp = malloc(*cap * sizeof(*o->tmp)))) {
 			free(o ? o->keys : NULL);
 			free(o ? o->tmp : NULL);
 			free(o);
@@ -500,7 +523,6 @@ void hm_recording_free(struct hm_recording *rec)
 		hm_arena_free(&o->ar);
 		free(o->keys);
 		free(o->tmp);
-		free(o->out);
 		free(o);
 	}
 	free(rec->acc);

@@ -69,7 +69,7 @@ static void report_usage(FILE *out)
 		"                 the running kernel (default /proc/kcore, as root, when the\n"
 		"                 recorded kernel runs here); types from /sys/kernel/btf/vmlinux\n"
 		"  --window US    timer conflict window in microseconds (default 100)\n"
-		"  --batch N      accesses held in memory at once (default %d, about 160 MB):\n"
+		"  --batch N      accesses held in memory at once (default %d, about 70 MB):\n"
 		"                 memory is this plus per-line tables, whatever the file's size\n"
 		"  --max-lines N  distinct cache lines kept (default %d, about 2.5 GB at the\n"
 		"                 most); past it the least contended are dropped, and counted\n",

@@ -205,6 +205,10 @@ int hm_perfdata_open_fd(int fd, const char *name, struct hm_perfdata **out, stru
  * FORK, EXIT, LOST and LOST_SAMPLES; handles perf's header records; skips the rest. */
 int hm_perfdata_next(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm_err *err);
 void hm_perfdata_close(struct hm_perfdata *pd);
+/* From now on, samples of events want refuses are skipped without being decoded (nor
+ * checked): for a pass that needs the other records and only some samples. NULL: all. */
+void hm_perfdata_want_samples(struct hm_perfdata *pd,
+			      int (*want)(const struct hm_perf_attr *a, void *arg), void *arg);
 
 int hm_perfdata_is_pipe(const struct hm_perfdata *pd);
 uint32_t hm_perfdata_nr_attrs(const struct hm_perfdata *pd);

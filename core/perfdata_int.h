@@ -126,6 +126,8 @@ struct hm_perfdata {
 	uint32_t cap_build_ids;
 	struct hm_perfdata_stats stats;
 	uint64_t rec_off;		/* offset of the record in rec */
+	int (*want)(const struct hm_perf_attr *a, void *arg);	/* hm_perfdata_want_samples */
+	void *want_arg;
 	char warning[512];
 };
 

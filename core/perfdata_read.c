@@ -539,6 +539,13 @@ int hm_perfdata_next(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm
 	}
 }
 
+void hm_perfdata_want_samples(struct hm_perfdata *pd,
+			      int (*want)(const struct hm_perf_attr *a, void *arg), void *arg)
+{
+	pd->want = want;
+	pd->want_arg = arg;
+}
+
 void hm_perfdata_close(struct hm_perfdata *pd)
 {
 	if (!pd)

@@ -321,6 +321,16 @@ static int read_perf_record(struct hm_perfdata *pd, uint32_t type, struct hm_err
 	}
 }
 
+/* A sample of an event the caller does not want (hm_perfdata_want_samples). */
+static int unwanted(const struct hm_perfdata *pd)
+{
+	const struct hm_perf_attr *a;
+
+	if (!pd->want || !pd->nr_attrs || !(a = sample_attr(pd)))
+		return 0;	/* read_sample says what is wrong */
+	return !pd->want(a, pd->want_arg);
+}
+
 int hm_pd_dispatch(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm_err *err)
 {
 	struct perf_event_header h;
@@ -328,6 +338,10 @@ int hm_pd_dispatch(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm_e
 	memcpy(&h, pd->rec, sizeof(h));
 	if (h.type < HM_PERF_RECORD_MAX_TYPE)
 		pd->stats.records[h.type]++;
+	if (h.type == PERF_RECORD_SAMPLE && unwanted(pd)) {
+		pd->stats.skipped++;
+		return 0;
+	}
 	memset(ev, 0, sizeof(*ev));
 	ev->type = h.type;
 	ev->misc = h.misc;

@@ -368,32 +368,6 @@ const struct hm_alloc_obj *hm_alloc_map_find(struct hm_alloc_map *m, uint32_t pi
 	return o->pid == pid && addr >= o->base && addr < o->base + o->size ? o : NULL;
 }
 
-int hm_alloc_map_read(const char *path, struct hm_alloc_map **out, struct hm_err *err)
-{
-	struct hm_perfdata *pd;
-	struct hm_perf_event ev;
-	int rc, any = 0, ret;
-
-	*out = NULL;
-	if (!strcmp(path, "-"))
-		return 0;
-	if (hm_perfdata_open(path, &pd, err))
-		return -1;
-	for (uint32_t i = 0; i < hm_perfdata_nr_attrs(pd); i++)
-		any |= hm_alloc_event_kind(hm_perfdata_attr(pd, i)->name, &ret) >= 0;
-	if (!any) {
-		hm_perfdata_close(pd);
-		return 0;
-	}
-	*out = hm_alloc_map_new();
-	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0)
-		if (hm_alloc_is_sample(&ev))
-			hm_alloc_map_add(*out, &ev);
-	hm_perfdata_close(pd);
-	hm_alloc_map_seal(*out);
-	return rc < 0 ? -1 : 0;
-}
-
 /* --- naming accesses --- */
 
 static const char *intern(struct hm_alloc_map *m, const char *s)
@@ -550,13 +524,18 @@ void hm_alloc_name(struct hm_alloc_map *m, struct hm_code *code, struct hm_acces
 		   size_t n, uint32_t line_size)
 {
 	struct tkey *k = n ? malloc(n * sizeof(*k)) : NULL;
+	int sorted = 1;
+
 	if (!k || !m->nobj) {
 		free(k);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		k[i] = (struct tkey){acc[i].s.time, i};
-	hm_sort(k, n, sizeof(*k), cmp_tkey);
+		sorted &= !i || acc[i - 1].s.time <= acc[i].s.time;
+	}
+	if (!sorted)	/* a streamed batch comes in time order already (load.c) */
+		hm_sort(k, n, sizeof(*k), cmp_tkey);
 	for (size_t j = 0; j < n; j++) {
 		struct hm_access *x = &acc[k[j].i];
 		const struct hm_alloc_obj *o;

@@ -42,9 +42,6 @@ void hm_alloc_map_free(struct hm_alloc_map *m);
 /* Feeds one sample of an allocation-family event, in any order across threads but in
  * time order per thread (as the kernel wrote each ring). */
 void hm_alloc_map_add(struct hm_alloc_map *m, const struct hm_perf_event *ev);
-/* Reads every allocation sample of path into a new map; *out NULL when there are none
- * (the recording had no allocation tracking) or the file is a pipe. */
-int hm_alloc_map_read(const char *path, struct hm_alloc_map **out, struct hm_err *err);
 /* After the last add: the objects in time order, ready for lookups. */
 void hm_alloc_map_seal(struct hm_alloc_map *m);
 size_t hm_alloc_map_count(const struct hm_alloc_map *m, const struct hm_alloc_obj **objs);

@@ -29,7 +29,8 @@ struct hm_recording {
 /* Calls fn with every MMAP and MMAP2 record of the file path, in time order, not file
  * order: how the address spaces are built before any sample is resolved. 0; -1 when the
  * file cannot be opened; 1 when it is damaged further in (the records before the damage
- * went to fn). err says why. */
+ * went to fn; samples are skipped undecoded, so only damage outside them counts). err
+ * says why. */
 int hm_recording_maps(const char *path, void (*fn)(const struct hm_perf_event *ev, void *arg),
 		      void *arg, struct hm_err *err);
 /* Reads and resolves path ("-" for a pipe). keep (may be NULL) filters accesses. On

@@ -27,6 +27,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	hm_hash_init(&r->by_name);
 	hm_map64_init(&r->tfields);
 	hm_hash_init(&r->noaddr);
+	hm_map64_init(&r->noaddr_ptr);
 	hm_hash_init(&r->unreadable);
 	co.vmlinux = o->vmlinux;
 	co.sysroot = o->sysroot;
@@ -62,6 +63,7 @@ void hm_resolver_close(struct hm_resolver *r)
 	hm_hash_free(&r->by_name);
 	hm_map64_free(&r->tfields);
 	hm_hash_free(&r->noaddr);
+	hm_map64_free(&r->noaddr_ptr);
 	hm_hash_free(&r->unreadable);
 	hm_arena_free(&r->names);
 	free(r);
@@ -317,17 +319,25 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 			!strchr(out->field, '<');	/* not <padding>, <hole> */
 }
 
+/* Most timer samples touch no memory, so this runs for most samples: the symbolizer's
+ * function names live as long as the resolver, so a name's pointer (and kernel or not)
+ * finds its count without formatting and hashing the name each time. */
 static void count_noaddr(struct hm_resolver *r, const struct hm_access *a)
 {
+	uint64_t pk = ((uint64_t)(uintptr_t)a->func << 1 | a->s.kernel) + 2;
+	struct hm_func_count *fc = hm_map64_get(&r->noaddr_ptr, pk);
 	char key[512];
-	struct hm_func_count *fc;
 
-	snprintf(key, sizeof(key), "%s%s", a->s.kernel ? "[k] " : "",
-		 a->func ? a->func : "[unknown]");
-	if (!(fc = hm_hash_get(&r->noaddr, key))) {
-		fc = hm_arena_alloc(&r->names, sizeof(*fc));
-		fc->func = hm_arena_strdup(&r->names, key);
-		hm_hash_put(&r->noaddr, fc->func, fc);
+	if (!fc) {
+		snprintf(key, sizeof(key), "%s%s", a->s.kernel ? "[k] " : "",
+			 a->func ? a->func : "[unknown]");
+		if (!(fc = hm_hash_get(&r->noaddr, key))) {
+			fc = hm_arena_alloc(&r->names, sizeof(*fc));
+			fc->func = hm_arena_strdup(&r->names, key);
+			fc->count = 0;
+			hm_hash_put(&r->noaddr, fc->func, fc);
+		}
+		hm_map64_put(&r->noaddr_ptr, pk, fc);
 	}
 	fc->count++;
 }

@@ -326,17 +326,16 @@ const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_ev
  * returns the new mask. */
 uint64_t regs_before(const struct hm_perf_regs *regs, uint32_t written, uint64_t *out)
 {
-	uint64_t mask = 0;
+	uint64_t mask = 0, left = regs->mask;
 	size_t k = 0, n = 0;
 
-	for (int b = 0; b < 64; b++) {
-		if (!(regs->mask >> b & 1))
-			continue;
+	for (; left; left &= left - 1, k++) {	/* the set bits, lowest first */
+		int b = __builtin_ctzll(left);
+
 		if (!(b < 32 && written >> b & 1)) {
 			out[n++] = regs->regs[k];
 			mask |= 1ull << b;
 		}
-		k++;
 	}
 	return mask;
 }

@@ -26,6 +26,7 @@ int hm_data_open(struct hm_data **out, struct hm_err *err)
 	hm_map64_init(&d->procs);
 	hm_map64_init(&d->labels);
 	hm_map64_init(&d->fields);
+	hm_map64_init(&d->splits);
 	hm_map64_init(&d->unres_idx);
 	*out = d;
 	return 0;
@@ -55,6 +56,7 @@ void hm_data_close(struct hm_data *d)
 	hm_map64_free(&d->unres_idx);
 	hm_map64_free(&d->labels);
 	hm_map64_free(&d->fields);
+	hm_map64_free(&d->splits);
 	hm_map64_free(&d->procs);
 	hm_hash_free(&d->strs);
 	hm_hash_free(&d->mods);

@@ -142,6 +142,7 @@ struct hm_data {
 	struct hm_hash strs;		/* interned result strings */
 	struct hm_map64 labels;		/* struct hm_type * -> its label */
 	struct hm_map64 fields;		/* data_field's results by (prefix, type, offset) */
+	struct hm_map64 splits;		/* hm_data_split's results (data_split.c) */
 	struct hm_data_stats st;
 	struct data_image kimg;		/* the kernel; kimg.mod NULL when unknown */
 	int kernel_set;

@@ -74,15 +74,70 @@ size_t hm_data_split_type(const struct hm_type *t, uint64_t offset, uint32_t siz
 	return n;
 }
 
+/* Every sample of a wide access asks again with the same object, offset and size: the
+ * answer depends on those alone (data_field interns the names), so it is kept, keyed by
+ * them, instead of walking the type and formatting paths per sample. */
+struct split_memo {
+	const struct hm_type *type;
+	const char *prefix;
+	uint64_t offset;
+	uint32_t size;
+	uint8_t wrap;
+	size_t max, n;
+	struct hm_data_part parts[];
+};
+
+static uint64_t split_key(const struct hm_data_obj *obj, uint32_t size, size_t max)
+{
+	uint64_t h = (uint64_t)(uintptr_t)obj->type * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)(uintptr_t)obj->prefix + (h << 6) + (h >> 2)) * 0xff51afd7ed558ccdull;
+	h ^= (obj->offset + (h << 6) + (h >> 2)) * 0xc4ceb9fe1a85ec53ull;
+	h ^= (((uint64_t)size << 8 | max << 1 | (obj->method == HM_M_HEAP)) + (h << 6)) *
+	     0x9e3779b97f4a7c15ull;
+	return h | 1;	/* never 0: map64 keys are non-zero */
+}
+
+static int split_memo_is(const struct split_memo *m, const struct hm_data_obj *obj,
+			 uint32_t size, size_t max)
+{
+	return m->type == obj->type && m->prefix == obj->prefix && m->offset == obj->offset &&
+	       m->size == size && m->wrap == (obj->method == HM_M_HEAP) && m->max == max;
+}
+
+static size_t split_compute(struct hm_data *d, const struct hm_data_obj *obj, uint32_t size,
+			    struct hm_data_part *out, size_t max)
+{
+	size_t n = hm_data_split_type(obj->type, obj->offset, size, obj->method == HM_M_HEAP,
+				      out, max);
+
+	for (size_t i = 0; i < n; i++)
+		out[i].field = data_field(d, obj->prefix, obj->type, out[i].offset);
+	return n;
+}
+
 size_t hm_data_split(struct hm_data *d, const struct hm_data_obj *obj, uint32_t size,
 		     struct hm_data_part *out, size_t max)
 {
+	uint64_t key;
+	struct split_memo *m;
 	size_t n;
 
 	if (!d || !obj || !obj->type || !obj->prefix || !obj->field)
 		return 0;
-	n = hm_data_split_type(obj->type, obj->offset, size, obj->method == HM_M_HEAP, out, max);
-	for (size_t i = 0; i < n; i++)
-		out[i].field = data_field(d, obj->prefix, obj->type, out[i].offset);
+	key = split_key(obj, size, max);
+	m = hm_map64_get(&d->splits, key);
+	if (m && split_memo_is(m, obj, size, max)) {
+		memcpy(out, m->parts, m->n * sizeof(*out));
+		return m->n;
+	}
+	n = split_compute(d, obj, size, out, max);
+	if (m)	/* a hash collision: answer without memo */
+		return n;
+	m = hm_arena_alloc(&d->arena, sizeof(*m) + n * sizeof(*out));
+	*m = (struct split_memo){obj->type, obj->prefix, obj->offset, size,
+				 obj->method == HM_M_HEAP, max, n};
+	memcpy(m->parts, out, n * sizeof(*out));
+	hm_map64_put(&d->splits, key, m);
 	return n;
 }

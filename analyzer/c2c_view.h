@@ -98,10 +98,5 @@ int hm_c2c_display_parse(const char *s);
 /* "tid,pid,iaddr" -> HM_C2C_BY_* (0 when one name is unknown; *bad then points at it). */
 unsigned hm_c2c_coalesce_parse(const char *s, const char **bad, size_t *bad_len);
 
-/* wide: perf's one row per line; else the table in two parts that fit 120 columns. */
-void hm_c2c_print_text(FILE *out, const struct hm_c2c_view *v, const char *input, size_t top,
-		       int wide);
-/* The "c2c_view" member of hitmap.report/1 (docs/report.md). */
-void hm_c2c_print_json(struct hm_json *j, const struct hm_c2c_view *v, size_t top);
 
 #endif

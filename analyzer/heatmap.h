@@ -94,15 +94,6 @@ int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_h
 void hm_heat_add(struct hm_heat_acc *acc, const struct hm_access *x, size_t n);
 void hm_heat_end(struct hm_heat_acc *acc);
 
-/* The layout as `hitmap layout` prints it (flattened to leaf members) with loads,
- * stores, threads, conflicts and a bar per row, and line totals on the boundary rows. */
-void hm_heat_print_text(FILE *out, const struct hm_heat *h);
-/* One self-contained page (inline CSS and SVG, no scripts, no network) for n types. */
-void hm_heat_print_html(FILE *out, const struct hm_heat *const *h, size_t n, const char *title);
-/* One object: {"type","size","line_size","fields":[...],"lines":[...]}. */
-void hm_heat_print_json(struct hm_json *j, const struct hm_heat *h);
-/* Writes s with & < > " ' as character references. */
-void hm_heat_html_escape(FILE *out, const char *s);
 
 /* heatmap_set.c: the heat maps a streamed report builds, one per aggregate type its
  * accesses hold (or an array of it), the first HM_HEAT_SET_MAX types seen, each fed every

@@ -276,20 +276,6 @@ int hm_whatif_suggest_sum(struct hm_arena *a, const struct hm_wi_sum *sum, const
 			  uint32_t line_size, struct hm_wi_suggestion *out, struct hm_err *err);
 const char *hm_wi_gkind_name(enum hm_wi_gkind k);	/* "writer", "read_mostly", ... */
 
-/* whatif_print.c */
-struct hm_wi_view {
-	const char *input;
-	const char *change;		/* the change as the user wrote it */
-	const struct hm_whatif *w;
-	const struct hm_wi_suggestion *sug;	/* --suggest; NULL otherwise */
-	size_t top;			/* changes shown; 0: all */
-};
-void hm_whatif_print_text(FILE *out, struct hm_arena *a, const struct hm_wi_view *v);
-/* {"schema": "hitmap.whatif/1", ...}: docs/whatif.md. */
-void hm_whatif_print_json(FILE *out, struct hm_arena *a, const struct hm_wi_view *v);
-/* The suggestion as C, with the group of each member in a comment. */
-void hm_whatif_print_struct(FILE *out, struct hm_arena *a, const struct hm_wi_type *t,
-			    const struct hm_wi_suggestion *sug);
 const char *hm_wi_change_name(enum hm_wi_change_kind k);	/* "stops", "starts", "stays" */
 
 /* Internal, shared by whatif*.c and suggest.c; not an API. */

@@ -10,6 +10,7 @@
 #include "resolve/load.h"
 #include "cli/cmds.h"
 #include "core/oom.h"
+#include "render/compare_print.h"
 
 #define HM_COMPARE_BATCH (1 << 18)	/* accesses held at once per run, as report's --batch */
 

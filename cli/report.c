@@ -14,6 +14,8 @@
 #include "resolve/load.h"
 #include "cli/cmds.h"
 #include "render/stats_print.h"
+#include "render/c2c_print.h"
+#include "render/heatmap_print.h"
 
 #define MAX_HEAT_TYPES 5
 #define HM_REPORT_BATCH (1 << 18)	/* accesses per batch: docs/report.md, Memory */

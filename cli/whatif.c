@@ -11,6 +11,7 @@
 #include "cli/cmds.h"
 #include "core/hash.h"
 #include "core/oom.h"
+#include "render/whatif_print.h"
 
 #define MAX_ORDER 1024
 /* Distinct lines kept per side, as report's --max-lines (docs/whatif.md, Memory). */

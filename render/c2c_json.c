@@ -4,6 +4,7 @@
 #include "analyzer/c2c_view.h"
 
 #include "analyzer/fixcheck.h"
+#include "render/c2c_print.h"
 
 static void u64_or_null(struct hm_json *j, const char *key, int known, uint64_t v)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyzer/fixcheck.h"
+#include "render/c2c_print.h"
 
 #define RULE "================================================="
 

@@ -7,6 +7,7 @@
 #include "analyzer/lines.h"
 #include "core/arena.h"
 #include "core/json.h"
+#include "render/compare_print.h"
 
 int hm_cmp_view_wants(const struct hm_cmp_view *v, const struct hm_cmp_metric *m)
 {

@@ -11,6 +11,7 @@
 #include "core/sort.h"
 #include "core/oom.h"
 #include "render/html_int.h"
+#include "render/heatmap_print.h"
 
 #define LABEL_W 96	/* "line 3" and its byte offset, left of the boxes */
 #define AREA_W 640.0	/* one cache line */

@@ -8,6 +8,7 @@
 
 #include "symbolize/shape.h"
 #include "core/oom.h"
+#include "render/heatmap_print.h"
 
 /* Text: hitmap layout's columns, flattened to leaf members, then the counts. */
 #define TYPE_COL 26

@@ -12,6 +12,7 @@
 #include "analyzer/heatmap.h"
 #include "render/html_int.h"
 #include "core/oom.h"
+#include "render/heatmap_print.h"
 
 #define SVG_W 640
 #define AREA_X 20

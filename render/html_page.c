@@ -8,6 +8,7 @@
 #include <string.h>
 #include "analyzer/fixcheck.h"
 #include "render/html_int.h"
+#include "render/heatmap_print.h"
 
 /* Okabe-Ito without its yellow, which vanishes on white; then black. */
 static const char *const thread_rgb[HM_HTML_THREAD_COLOURS] = {

@@ -5,6 +5,7 @@
 
 #include "render/html.h"
 #include "render/html_int.h"
+#include "render/heatmap_print.h"
 
 static void num(FILE *out, uint64_t v)
 {

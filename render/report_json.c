@@ -4,6 +4,8 @@
 #include "render/report_print.h"
 
 #include "core/json.h"
+#include "render/c2c_print.h"
+#include "render/heatmap_print.h"
 
 static void counts(struct hm_json *j, const char *key, const char *id,
 		   const struct hm_count *c, uint32_t n, int with_pid)

@@ -3,6 +3,7 @@
  * Nothing here decides: the plan, the replay and the verdicts come from whatif*.c. */
 #include "render/report_print.h"
 #include "analyzer/whatif.h"
+#include "render/whatif_print.h"
 
 #include <inttypes.h>
 #include <string.h>

@@ -2,6 +2,8 @@
 # The folders are the pipeline (README, Layout of the code): core → collectors →
 # symbolize → resolve → analyzer → render → cli. A file may include headers of its own
 # folder and of folders before it, never after: each upward #include is one failure.
+# And the analyses return data and print nothing: no stdio output call in analyzer/ and
+# no FILE in its headers (the renderers in render/ print what they return).
 set -u
 cd "$(dirname "$0")/../.."
 order="core collectors symbolize resolve analyzer render cli"
@@ -22,4 +24,11 @@ for dir in $order; do
 		echo "not ok layering: $dir/ includes a later stage:$bad"; fail=$((fail + 1))
 	fi
 done
+out=$(grep -nE "(^|[^a-z_])(fprintf|printf|vfprintf|fputs|fputc|putc|putchar|puts|fwrite)\(" \
+	analyzer/*.c | head -3; grep -n "FILE *\*" analyzer/*.h | head -3)
+if [ -z "$out" ]; then
+	echo "ok layering: analyzer/ prints nothing (no stdio output, no FILE in its headers)"; pass=$((pass + 1))
+else
+	echo "not ok layering: analyzer/ prints: $out"; fail=$((fail + 1))
+fi
 [ "$fail" = 0 ]

@@ -28,6 +28,8 @@
 #include "render/report_print.h"
 #include "render/stats_print.h"
 #include "tests/fuzz/fuzz_util.h"
+#include "render/c2c_print.h"
+#include "render/heatmap_print.h"
 
 #define MAX_DRAWN 3
 

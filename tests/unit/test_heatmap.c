@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "analyzer/heatmap.h"
+#include "render/heatmap_print.h"
 
 #define FALSE_SHARING "examples/bin/false_sharing"
 #define PADDED "examples/bin/false_sharing_padded"

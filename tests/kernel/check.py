@@ -16,6 +16,8 @@ import subprocess
 import sys
 import time
 
+import check_cases
+
 WORKLOADS = {  # name: (setup step it needs, kernel function prefixes the workload reaches)
     "xattr_list": (None, ("simple_xattr", "shmem_listxattr", "vfs_listxattr", "listxattr")),
     "create_unlink": (None, ("shmem_",)),
@@ -252,6 +254,7 @@ def check_workload(a, name, steps, guest_secs):
         check_kernel_items(name + " guest", guest)
     if name in SPIN_WORKLOADS:
         check_spin(a, name, host, counts)
+    check_cases.after_workload(check, a, name, host, p.stderr)
 
 
 SPIN_WORKLOADS = ("orphan", "create_unlink")	# a mutex / a directory rwsem, 2 threads
@@ -517,6 +520,7 @@ def main():
         check_kallsyms(a)
     check_alternatives(a)
     check_compare(a)
+    check_cases.check_xattr_compare(check, a)
     check_builds_diff(a)
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1

@@ -85,9 +85,9 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 			fprintf(out, "  in alternatives sites the boot may have rewritten (not decoded "
 				"from the vmlinux): %llu\n", (unsigned long long)rs->kernel_alternative);
 		if (ds.kernel_heap)
-			fprintf(out, "  kernel heap data named: %llu; to a container, from the object "
-				"enclosing them (another sample typed it): %llu; to their own "
-				"pointer's type only: %llu\n", (unsigned long long)ds.kernel_heap,
+			fprintf(out, "  kernel heap data named: %llu; to a container (typed around them): "
+				"%llu; to their pointer's type only: %llu\n",
+				(unsigned long long)ds.kernel_heap,
 				(unsigned long long)ds.kernel_enclosed,
 				(unsigned long long)(ds.kernel_heap - ds.kernel_enclosed));
 		if (ds.kernel_hint)

@@ -13,8 +13,8 @@ import subprocess
 import time
 
 # --stats, under the kernel counts (render/stats_print.c)
-KSTATS = re.compile(r"kernel heap data named: (\d+); to a container, [^:]*: (\d+); to their "
-                    r"own pointer's type only: (\d+)")
+KSTATS = re.compile(r"kernel heap data named: (\d+); to a container [^:]*: (\d+); to their "
+                    r"pointer's type only: (\d+)")
 # The spin loops of the contended locks, and the member each one's owner word must be named
 # as: (workload, spin function, container type, member path in it, lock type, owner member)
 LOCKS = (
@@ -68,22 +68,44 @@ def fields_at(host, func):
 
 def check_locks(check, a, name, host):
     """The owner word each spinning waiter loads, named from its container at pahole's
-    offset (the container's member, then the lock's), not as atomic64_t.counter: every
-    such field in the report, and at least one."""
+    offset (the container's member, then the lock's), not as atomic64_t.counter, wherever
+    another sample typed that container at that base (the evidence the rule needs; a short
+    run may have none for a lock it sampled once: then it is counted, not asserted). The
+    top spin line, which check_spin ranks in the top 3, is asserted apart in check_top."""
     off = pahole_offsets(a.vmlinux)
     for w, spin, cont, member, lock, owner in LOCKS:
         if w != name:
             continue
         want = "%s.%s.%s." % (cont, member, owner)
         at = off.get((cont, member), -1) + off.get((lock, owner), -1000)
-        # the atomic64_t word (its counter) the waiters load; the loop also reads the
-        # owner task (task_struct.on_cpu), another object
-        got = [(f["field"], f["obj_offset"], f["records"]) for _, f in fields_at(host, spin)
-               if f["field"].endswith(".counter") and f.get("spin", 0) > 0]
-        bad = [g for g in got if not g[0].startswith(want) or g[1] != at]
-        check("%s: the owner word %s spins on is named %s* at pahole's offset %d (%d "
-              "records on %d lines)" % (name, spin, want, at, sum(g[2] for g in got), len(got)),
-              got and not bad and at >= 0, "named otherwise: %s" % bad[:3])
+        words = [f for _, f in fields_at(host, spin)
+                 if f["field"].endswith(".counter") and f.get("spin", 0) > 0]
+        # container bases other samples typed: (base of the struct cont) of fields that
+        # are not these words
+        typed = {int(f["obj_base"], 16) for line in host["lines"] for f in line["fields"]
+                 if f["object"] == "struct " + cont and f.get("obj_base") and
+                 not any(s["func"] == spin for s in f["sites"])}
+        named = [f for f in words if f["field"].startswith(want) and f["obj_offset"] == at]
+        due = [f for f in words if int(f["obj_base"], 16) + f["obj_offset"] - at in typed]
+        bad = [(f["field"], f["obj_offset"]) for f in due if f not in named]
+        check("%s: the owner word %s spins on is named %s* at pahole's offset %d where a "
+              "sample typed the %s (%d of %d lines, %d records; %d lines with it typed)" % (
+                  name, spin, want, at, cont, len(named), len(words),
+                  sum(f["records"] for f in named), len(due)),
+              at >= 0 and not bad and len(named) >= len(due),
+              "named otherwise: %s" % bad[:3])
+
+
+def check_top(check, name, host):
+    """The contended lock's line (the top shared line with spinning, as check_spin finds
+    it) named from its container: inode.i_rwsem in both workloads (the directory's)."""
+    shared = [l for l in host["lines"] if l["verdict"] in ("true_sharing", "false_sharing")]
+    spin = [l for l in shared[:3] if l.get("spin", 0) > 0]
+    top = max(spin[0]["fields"], key=lambda f: f["records"]) if spin else None
+    check("%s: the top spin line is named from its container (%s)" % (
+        name, top["field"] if top else None),
+        top and top["field"].startswith("inode.i_rwsem.owner."), "top: %s" % (
+            top and top["field"]))
 
 
 def check_stats(check, name, text):
@@ -122,28 +144,51 @@ def check_shmem(check, a, host):
                     seen[kind] += s["count"]
                 if re.match(r"(xa_node|radix_tree_node|xarray|xa_state)\.", f["field"]):
                     seen[f["field"].split(".")[0]] += s["count"]
-    print("# create_unlink objects named (records): %s" % dict(seen))
-    check("create_unlink: dentry fields named in the dcache's functions (%d records) and "
-          "inode fields in the inode's (%d)" % (seen["dentry"], seen["inode"]),
-          seen["dentry"] > 0 and seen["inode"] > 0, "none of one: %s" % dict(seen))
+    print("# create_unlink objects named in the dcache's and the inode's functions "
+          "(records): %s" % dict(seen))
+
+
+def check_shmem_compare(check, a):
+    """The same objects on both builds, over the six 1 s compare runs (check.py's
+    check_compare wrote compare.json): dentry and inode fields, matched by type.field."""
+    try:
+        with open(os.path.join(a.out, "compare.json")) as f:
+            d = json.load(f)
+    except (OSError, ValueError):
+        d = {}
+    got = collections.defaultdict(list)
+    for m in d.get("metrics", []):
+        kind = m["name"].split(".")[0]
+        if m.get("kind") == "field" and m["name"].endswith(" samples") and \
+                kind in ("dentry", "inode") and any(m.get("a_values") or []) and \
+                any(m.get("b_values") or []):
+            got[kind].append(m["name"][:-len(" samples")])
+    print("# create_unlink compare, fields on both builds: %s" % dict(got))
+    check("create_unlink: dentry and inode fields named on both builds (%d, %d)"
+          % (len(got["dentry"]), len(got["inode"])), got["dentry"] and got["inode"],
+          "by kind: %s" % dict(got))
 
 
 def after_workload(check, a, name, host, stats_text):
     """check.py's check_workload, with the host report (vmlinux) and its --stats text."""
     check_stats(check, name, stats_text)
     check_locks(check, a, name, host)
+    if name in ("orphan", "create_unlink"):
+        check_top(check, name, host)
     if name == "create_unlink":
         check_shmem(check, a, host)
 
 
 def funcs_of(a, data, vmlinux, debug_root):
     """Function -> samples in a recording, as perf script names them and as hitmap does."""
-    p, _ = run(["perf", "script", "-i", data, "--vmlinux", vmlinux, "--symfs", debug_root,
-                "-F", "sym"])
-    perf = collections.Counter(ln.strip() for ln in p.stdout.splitlines() if ln.strip())
-    q, _ = run([a.ksyms, data, vmlinux, debug_root])
-    hm = collections.Counter(ln.split(" ", 2)[2] for ln in q.stdout.splitlines()
-                             if len(ln.split(" ", 2)) == 3)
+    perf, hm = collections.Counter(), collections.Counter()
+    for f in data:
+        p, _ = run(["perf", "script", "-i", f, "--vmlinux", vmlinux, "--symfs", debug_root,
+                    "-F", "ip,sym"])
+        perf.update(ln.split()[1] for ln in p.stdout.splitlines() if len(ln.split()) >= 2)
+        q, _ = run([a.ksyms, f, vmlinux, debug_root])
+        hm.update(ln.split(" ", 2)[2] for ln in q.stdout.splitlines()
+                  if len(ln.split(" ", 2)) == 3)
     return perf, hm
 
 
@@ -152,6 +197,7 @@ def check_xattr_compare(check, a):
     with its own vmlinux: sides named by release and kernel, kernel type.field metrics
     matched across builds, and the workload's functions named on both sides as perf
     script names them."""
+    check_shmem_compare(check, a)
     olds = [os.path.join(a.other_out, "xcmp%d.data" % i) for i in (1, 2, 3)]
     news = [os.path.join(a.out, "xcmp%d.data" % i) for i in (1, 2, 3)]
     missing = [f for f in olds + news if not os.path.exists(f)]
@@ -174,18 +220,24 @@ def check_xattr_compare(check, a):
               m["name"].endswith(" samples")]
     check("xattr compare: kernel type.field metrics matched across the builds (%d)"
           % len(fields), len(fields) >= 3, "matched: %s" % [m["name"] for m in fields][:5])
+    def num(x, fmt="%.3g"):
+        return "-" if x is None else fmt % x
     for m in d.get("metrics", [])[:8]:
-        print("#   xattr compare %10.3g %+8.1f%% %10.3g  p %-6.3g %s %s" % (
-            m["a_mean"], m["change_pct"], m["b_mean"], m["p"], "*" if m["significant"] else " ",
-            m["name"]))
+        print("#   xattr compare %10s %9s %10s  p %-6s %s %s" % (
+            num(m.get("a_mean")), num(m.get("change_pct"), "%+.1f%%"), num(m.get("b_mean")),
+            num(m.get("p")), "*" if m.get("significant") else " ", m["name"]))
+    for m in fields:
+        if m["name"].startswith(("simple_xattr", "inode.")):
+            print("#   xattr compare per 1k samples A %s, B %s: %s" % (
+                m.get("a_values"), m.get("b_values"), m["name"]))
     other_root = a.other_vmlinux.rsplit("/usr/lib/debug/boot/", 1)[0]
-    (pa, ha), (pb, hb) = (funcs_of(a, olds[0], a.other_vmlinux, other_root),
-                          funcs_of(a, news[0], a.vmlinux, a.debug_root))
+    (pa, ha), (pb, hb) = (funcs_of(a, olds, a.other_vmlinux, other_root),
+                          funcs_of(a, news, a.vmlinux, a.debug_root))
     both = [f for f in XATTR_FUNCS if pa[f] and pb[f] and ha[f] and hb[f]]
-    print("# xattr functions (perf script samples A / B): %s" %
-          ", ".join("%s %d/%d" % (f, pa[f], pb[f]) for f in XATTR_FUNCS))
-    check("xattr compare: the flistxattr path is named on both builds by perf and hitmap "
-          "(%s)" % ", ".join(both), "simple_xattr_list" in both and len(both) >= 2,
+    print("# xattr functions, samples of the 3 runs, perf script A / B, hitmap A / B: %s" %
+          ", ".join("%s %d/%d %d/%d" % (f, pa[f], pb[f], ha[f], hb[f]) for f in XATTR_FUNCS))
+    check("xattr compare: simple_xattr_list named on both builds by perf and hitmap "
+          "(both: %s)" % ", ".join(both), "simple_xattr_list" in both,
           "A perf %s hitmap %s; B perf %s hitmap %s" % (
               [pa[f] for f in XATTR_FUNCS], [ha[f] for f in XATTR_FUNCS],
               [pb[f] for f in XATTR_FUNCS], [hb[f] for f in XATTR_FUNCS]))

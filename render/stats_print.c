@@ -89,7 +89,8 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 				"%llu; to their pointer's type only: %llu\n",
 				(unsigned long long)ds.kernel_heap,
 				(unsigned long long)ds.kernel_enclosed,
-				(unsigned long long)(ds.kernel_heap - ds.kernel_enclosed));
+				(unsigned long long)(ds.kernel_heap > ds.kernel_enclosed ?
+						     ds.kernel_heap - ds.kernel_enclosed : 0));
 		if (ds.kernel_hint)
 			fprintf(out, "  %s\n", ds.kernel_hint);
 	}

@@ -98,6 +98,13 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 		if (rs->kernel_reloc)
 			fprintf(out, "  in module code its loader relocates (not decoded from the "
 				".ko): %llu\n", (unsigned long long)rs->kernel_reloc);
+		if (ds.kernel_heap)
+			fprintf(out, "  kernel heap data named: %llu; to a container (typed around them): "
+				"%llu; to their pointer's type only: %llu\n",
+				(unsigned long long)ds.kernel_heap,
+				(unsigned long long)ds.kernel_enclosed,
+				(unsigned long long)(ds.kernel_heap > ds.kernel_enclosed ?
+						     ds.kernel_heap - ds.kernel_enclosed : 0));
 		if (ds.kernel_hint)
 			fprintf(out, "  %s\n", ds.kernel_hint);
 	}

@@ -51,6 +51,7 @@ void hm_data_close(struct hm_data *d)
 		free(d->proc_list[i]);
 	}
 	free(d->proc_list);
+	free(d->kproc.known);
 	free(d->unres);
 	free(d->top);
 	hm_map64_free(&d->unres_idx);

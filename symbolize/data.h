@@ -120,8 +120,10 @@ size_t hm_data_split_type(const struct hm_type *t, uint64_t offset, uint32_t siz
  * `int *` into a struct's array is then thread_arg_t.blue[5]), when obj (an earlier
  * result for addr: heap or unknown) names less; the counts of hm_data_stats follow.
  * Returns 1 when obj was renamed. For results named before the enclosing object was
- * typed by a later sample. */
-int hm_data_enclose(struct hm_data *d, uint32_t pid, uint64_t addr, struct hm_data_obj *obj);
+ * typed by a later sample. kernel: addr is a kernel sample's, named from the kernel
+ * objects any process's samples typed (pid unused); a user address never is. */
+int hm_data_enclose(struct hm_data *d, uint32_t pid, int kernel, uint64_t addr,
+		    struct hm_data_obj *obj);
 
 /* Whether addr lies in memory the recording mapped, as perf decides its "No Page Map"
  * rejects: a user address inside one of pid's recorded mmaps; a kernel address inside
@@ -146,6 +148,10 @@ struct hm_data_stats {
 	uint64_t btf;			/* heap and stack results typed through BTF (no DWARF) */
 	uint64_t enclosed;		/* named from an enclosing heap object that another
 					 * sample typed (an int * into a struct's array) */
+	uint64_t kernel_heap;		/* kernel samples' heap results */
+	uint64_t kernel_enclosed;	/* of those, named from the kernel object enclosing
+					 * them (ext4_sb_info.s_orphan_lock.owner); the rest
+					 * by their own pointer's type only (atomic64_t) */
 	size_t nr_top;
 	const struct hm_data_unresolved *top;	/* most frequent first; valid until the
 						 * next hm_data_stats or hm_data_close */

@@ -145,6 +145,8 @@ struct hm_data {
 	struct hm_map64 splits;		/* hm_data_split's results (data_split.c) */
 	struct hm_data_stats st;
 	struct data_image kimg;		/* the kernel; kimg.mod NULL when unknown */
+	struct data_proc kproc;		/* the kernel's heap objects typed exactly, for every
+					 * process alike (one kernel address space) */
 	int kernel_set;
 	const char *kernel_hint;
 	struct hm_map64 unres_idx;	/* ip -> index + 1 in unres */
@@ -201,6 +203,11 @@ void data_known_note(struct data_proc *p, uint64_t base, const struct hm_type *t
 		     const char *label, const char *prefix);
 int data_enclose(struct hm_data *d, const struct data_proc *p, uint64_t addr,
 		 struct hm_data_obj *out);
+/* The known objects that name addr: the kernel's for a kernel-half address of a kernel
+ * sample (kernel memory is one space, whichever process ran), else pid's; NULL for
+ * none (a kernel sample's user address: the kernel reads user memory by no type). */
+struct data_proc *data_known_space(struct hm_data *d, uint32_t pid, int kernel,
+				   uint64_t addr, int create);
 
 /* data_stack.c */
 struct data_regs {

@@ -187,6 +187,7 @@ static void count(struct hm_data *d, const struct hm_data_query *q,
 
 	d->st.total++;
 	d->st.by_method[out->method]++;
+	d->st.kernel_heap += q->kernel && out->method == HM_M_HEAP;
 	if (out->method != HM_M_UNKNOWN && out->method != HM_M_NOADDR)
 		return;
 	i = (size_t)(uintptr_t)hm_map64_get(&d->unres_idx, q->ip + 1);
@@ -232,13 +233,15 @@ static int on_kernel_stack(const struct data_regs *r, uint64_t addr)
 }
 
 /* The kernel: per-cpu variables (%gs:), the image's globals, the sampled frame, then
- * the dereferenced register's type, as in user space but with one image. */
+ * the dereferenced register's type, as in user space but with one image, and the heap
+ * objects known so far kept for the kernel as a whole (data_enclose.c). */
 static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 			   const struct data_image *code, struct hm_data_obj *out)
 {
 	const struct hm_insn *insn;
 	const struct hm_memop *op = operand(d, q, code, &insn);
 	struct data_regs r = {q->regs ? q->regs_mask : 0, q->regs};
+	struct data_proc *kp;
 	uint64_t addr = q->addr, ea;
 	int needs = 0, stack, exact = 0;
 
@@ -260,12 +263,17 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	stack = on_kernel_stack(&r, addr);
 	if (code && stack && data_stack(d, code, q->ip, addr, &r, out) == 0)
 		return;
-	if (code && op && heap(d, code, q->ip, op, &r, addr, stack, &exact, out) == 0)
+	kp = data_known_space(d, q->pid, 1, addr, 0);
+	if (code && op && heap(d, code, q->ip, op, &r, addr, stack, &exact, out) == 0) {
+		named_heap(d, kp, addr, exact, out);
 		return;
+	}
 	memset(out, 0, sizeof(*out));
 	out->method = addr || needs ? HM_M_UNKNOWN : HM_M_NOADDR;
 	out->module = code ? code->mod->path : "[kernel.kallsyms]";
 	out->hint = d->kernel_hint;
+	if (!stack && out->method == HM_M_UNKNOWN)
+		data_enclose(d, kp, addr, out);	/* memcpy into a typed object */
 }
 
 /* A module's code (xfs.ko) is typed through that module's own file, when code found

@@ -17,6 +17,7 @@ import sys
 import time
 
 import check_xfs
+import check_cases
 
 WORKLOADS = {  # name: (setup step it needs, kernel function prefixes the workload reaches)
     "xattr_list": (None, ("simple_xattr", "shmem_listxattr", "vfs_listxattr", "listxattr")),
@@ -259,6 +260,7 @@ def check_workload(a, name, steps, guest_secs):
     check_primitives(name, host, counts)
     if name in SPIN_WORKLOADS:
         check_spin(a, name, host, counts)
+    check_cases.after_workload(check, a, name, host, p.stderr)
 
 
 PRIMITIVE = re.compile(r"^_*(memset|memcpy|memmove|copy_user|copy_to_user|copy_from_user|"
@@ -543,6 +545,7 @@ def main():
         check_kallsyms(a)
     check_alternatives(a)
     check_compare(a)
+    check_cases.check_xattr_compare(check, a)
     check_builds_diff(a)
     check_xfs.check_all(a, check, run, load_json, read_pairs(os.path.join(a.out, "steps")))
     print("%d passed, %d failed" % (results.count(True), results.count(False)))

@@ -186,10 +186,14 @@ static void test_kernel_aliases_and_modules(void **state)
 	assert_string_equal(a.func, "a_heap_one_alias");
 	assert_int_equal(a.method, HM_M_HEAP);
 	assert_string_equal(a.field, "item.flags");
-	sample(r, AFTER(moved), HM_REG_AX, KHEAP, KHEAP, &a);
+	sample(r, AFTER(moved), HM_REG_AX, KHEAP + 0x1000, KHEAP, &a);
 	assert_string_equal(a.func, "heap_moved");
-	assert_int_equal(a.s.addr, KHEAP + 8);	/* decoded from the module's bytes */
+	assert_int_equal(a.s.addr, KHEAP + 0x1008);	/* decoded from the module's bytes */
 	assert_int_equal(a.method, HM_M_UNKNOWN);
+	/* inside the item heap_one typed: named from it, as any untyped kernel access */
+	sample(r, AFTER(moved), HM_REG_AX, KHEAP, KHEAP, &a);
+	assert_int_equal(a.method, HM_M_HEAP);
+	assert_string_equal(a.field, "item.count");
 	hm_resolver_close(r);
 }
 

@@ -175,20 +175,22 @@ if [ "$rc" = 137 ] && readable "$T/g.data" 0 && [ "$(said "$T/err")" = "$n" ]; t
 else nok "SIGINT ignored by the workload: exit 137 and a complete file" "rc=$rc perf=$(count_perf "$T/g.data") said=$(said "$T/err")"; fi
 
 # --- SIGKILL of hitmap itself: no handler runs; the file is readable to the last sync
-# (at most 1 s or 64 KB before the kill) with no hole in time before it. The two pinned
-# threads get CPU time within any fair scheduler's period (milliseconds), so a hole of
-# 0.5 s is the writer's, not the machine's load.
+# (at most 1 s or 64 KB before the kill) with no hole in time before it. cpu-clock
+# samples come only while the workload runs, and on a loaded machine (the ASan suite
+# beside other jobs, load 10 on 2 CPUs) its threads have gone 0.51 s without a CPU, so
+# the bound is 2 s, over a recording of 3 s or more: a lost buffer of the writer's still
+# shows, a starved thread does not.
 start_record "$T/k.data" -- $LONG 100000000000
 wait_samples "$T/k.data" $rpid
-sleep 0.5
+sleep 3
 wpid=$(pgrep -P $rpid)
 kill -KILL $rpid
 wait $rpid 2>/dev/null
 [ -n "$wpid" ] && kill -KILL $wpid 2>/dev/null
 gap=$(perf script -i "$T/k.data" -F time 2>/dev/null | tr -d ' :' | sort -n |
 	awk 'NR > 1 && $1 - p > g { g = $1 - p } { p = $1 } END { printf "%.3f", g }')
-if readable "$T/k.data" 1 && awk -v g="$gap" 'BEGIN { exit !(g < 0.5) }'; then
-	ok "SIGKILL of hitmap: $n samples readable by both, no gap over 0.5 s (largest ${gap} s)"
+if readable "$T/k.data" 1 && awk -v g="$gap" 'BEGIN { exit !(g < 2) }'; then
+	ok "SIGKILL of hitmap: $n samples readable by both, no gap over 2 s (largest ${gap} s)"
 else nok "SIGKILL of hitmap leaves a readable prefix" "perf=$(count_perf "$T/k.data") gap=$gap"; fi
 
 # --- (e) ring overflow under a burst: one page per ring at 20 kHz over two busy threads,

@@ -72,8 +72,19 @@ ends = {insns[i + 1][0]: insns[i] for i in range(len(insns) - 1)}
 def access(text):
     """'load'/'store' for an AT&T instruction that reads or writes memory, else None."""
     words = text.split('#')[0].split(None, 1)
-    while words and words[0] in ('lock', 'rep', 'repz', 'repnz', 'notrack'):
+    while words and words[0] in ('lock', 'rep', 'repz', 'repnz', 'notrack', 'bnd'):
         words = words[1].split(None, 1) if len(words) > 1 else []
+    # An indirect jump or call through memory loads its target: a PLT's jmp *GOT(%rip),
+    # which a short timer run can rank among the hottest ranges (the GOT slot).
+    if words and words[0].startswith(('j', 'call')) and len(words) > 1 and \
+            words[1].startswith('*') and '(' in words[1]:
+        return 'load'
+    # The stack slot that push, call and pop, ret touch without naming it (a watched stack
+    # range can hold a return address or a saved register).
+    if words and words[0].startswith(('push', 'call')) and not (len(words) > 1 and '(' in words[1]):
+        return 'store'
+    if words and words[0].startswith(('pop', 'ret')) and not (len(words) > 1 and '(' in words[1]):
+        return 'load'
     if not words or words[0].startswith(('lea', 'nop', 'prefetch', 'j', 'call')):
         return None
     ops, depth, tok = [], 0, ''

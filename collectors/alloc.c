@@ -43,6 +43,13 @@ static const struct probe_fn fns[] = {
 	 * inside them; the report keeps the outer call's site. delete calls free. */
 	{"_Znwm", "hitmap:new", "hitmap:new_ret", 1},
 	{"_Znam", "hitmap:new_array", "hitmap:new_array_ret", 1},
+	/* the aligned forms (C++17: any alignas over 16, as a padding fix makes a type) and
+	 * the nothrow forms; the size is the first argument of each. The event names end in
+	 * _al and _nt, which resolve/alloc.c reads as new and new[]. */
+	{"_ZnwmSt11align_val_t", "hitmap:new_al", "hitmap:new_al_ret", 1},
+	{"_ZnamSt11align_val_t", "hitmap:new_array_al", "hitmap:new_array_al_ret", 1},
+	{"_ZnwmRKSt9nothrow_t", "hitmap:new_nt", "hitmap:new_nt_ret", 1},
+	{"_ZnamRKSt9nothrow_t", "hitmap:new_array_nt", "hitmap:new_array_nt_ret", 1},
 };
 
 int hm_alloc_is_name(const char *name)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define HM_ALLOC_MAX_PROBES 17
+#define HM_ALLOC_MAX_PROBES 25
 
 /* Allocation events recorded before the probes are closed for the rest of the run: the
  * bound on what tracking costs. Each probe hit is a trap, 9 to 25 us in this VM

@@ -70,6 +70,10 @@ int hm_alloc_event_kind(const char *name, int *ret)
 	*ret = len > 4 && !strcmp(name + len - 4, "_ret");
 	if (*ret)
 		len -= 4;
+	/* operator new's aligned and nothrow forms (collectors/alloc.c): new, new[] */
+	if (len >= 6 && !strncmp(name, "new", 3) &&
+	    (!strncmp(name + len - 3, "_al", 3) || !strncmp(name + len - 3, "_nt", 3)))
+		len -= 3;
 	for (int k = 0; k < HM_AK__COUNT; k++)
 		if (strlen(kind_names[k]) == len && !strncmp(kind_names[k], name, len))
 			return k;

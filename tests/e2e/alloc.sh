@@ -13,7 +13,8 @@
 #     calloc at LINE;
 #   - the workload's threads still run (the probes once made pthread_create fail);
 #   - C++: new S[3] in a small program compiled here is named "new[] at FILE:LINE", with
-#     its element, from a watchpoint on s[1].a (one store);
+#     its element, from a watchpoint on s[1].a (one store); likewise an alignas(64) type's
+#     aligned operator new and a nothrow new (perf script shows both returns);
 #   - a block a worker thread callocs after recording started (examples/alloc_late): perf
 #     script shows that thread's calloc returning the address the program printed, and all
 #     watched stores into it (exact) are named by that calloc; with the per-thread probes
@@ -149,6 +150,40 @@ CC
 		grep -q '"S\[1\]\.a"' "$T/n.json"; then
 		ok "alloc: C++ new S[3] returns $S to main (perf script); the store is S[1].a from new[] at n.cc:$NL"
 	else nok "alloc: C++ operator new[]" "$(cat "$T/n.err")" "$(grep -o '"field": "[^"]*"\|"object": "[^"]*"' "$T/n.json" | head -4)"; fi
+	# The aligned form (an alignas(64) type: what a padding fix makes) and the nothrow
+	# form; one watchpoint in each object.
+	cat >"$T/a.cc" <<'CC'
+#include <cstdio>
+#include <new>
+struct alignas(64) A { long a, b; };
+struct S { long a, b, c; };
+int main(int argc, char **)
+{
+	A *x = new A;
+	S *t = new (std::nothrow) S;
+	std::printf("x %p t %p\n", (void *)x, (void *)t);
+	x->b = argc;
+	t->c = argc;
+	std::printf("%ld %ld\n", x->b, t->c);
+	delete t;
+	delete x;
+	return 0;
+}
+CC
+	g++ -std=c++17 -O1 -g -o "$T/a" "$T/a.cc"
+	read -r XA TA < <(setarch -R "$T/a" | sed -n 's/^x \(0x[0-9a-f]*\) t \(0x[0-9a-f]*\)$/\1 \2/p')
+	setarch -R "$H" record -c watch --watch "$(printf '0x%x' $((XA + 8)))/8:w" \
+		--watch "$(printf '0x%x' $((TA + 16)))/8:w" -o "$T/a.data" -- "$T/a" >/dev/null 2>"$T/a.err"
+	"$H" report -i "$T/a.data" --json >"$T/a.json" 2>>"$T/a.err"
+	AL=$(grep -n 'new A;' "$T/a.cc" | cut -d: -f1)
+	TL=$(grep -n 'nothrow' "$T/a.cc" | cut -d: -f1)
+	perf script -i "$T/a.data" -F event,ip,sym,uregs 2>/dev/null >"$T/a.script"
+	if grep 'hitmap:new_al_ret' "$T/a.script" | grep -q " main .*AX:$XA " &&
+		grep 'hitmap:new_nt_ret' "$T/a.script" | grep -q " main .*AX:$TA " &&
+		grep -q "new at a.cc:$AL" "$T/a.json" && grep -q "new at a.cc:$TL" "$T/a.json" &&
+		grep -q '"A\.b"' "$T/a.json" && grep -q '"S\.c"' "$T/a.json"; then
+		ok "alloc: C++ aligned new and nothrow new return $XA and $TA to main (perf script); the stores are A.b and S.c from new at a.cc:$AL and a.cc:$TL"
+	else nok "alloc: C++ aligned and nothrow operator new" "$(cat "$T/a.err")" "$(grep -c . "$T/a.script") script lines" "$(grep -o '"field": "[^"]*"\|"object": "[^"]*"' "$T/a.json" | head -4)"; fi
 else
 	ok "alloc: C++ operator new[] # skip: no g++"
 fi

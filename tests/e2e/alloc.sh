@@ -24,16 +24,10 @@
 #     HITMAP_ALLOC_FAIL and HITMAP_ALLOC_FAIL_OPEN), record says so once, records the
 #     rest, and the report names the type alone; --no-alloc records no probe.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 P=examples/bin/alloc_array
 SRC=examples/alloc_array.c
 N=20000
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 if [ "$(id -u)" != 0 ] || [ ! -r /sys/bus/event_source/devices/uprobe/type ]; then
 	ok "alloc # skip: uprobes need root and the uprobe PMU"

@@ -18,16 +18,10 @@
 #   3. `heap_args N 48`: element 0's total and element 1's count on one real line: the
 #      heat map says "2 threads write this line" (line_writers 2).
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 P=examples/bin/heap_args
 SRC=examples/heap_args.c
 N=20000
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 if [ "$(id -u)" != 0 ] || [ ! -r /sys/bus/event_source/devices/uprobe/type ]; then
 	ok "heap_fix # skip: allocation probes need root and the uprobe PMU"

@@ -3,23 +3,7 @@
 # dropped and counted, the kept ones are exact, and below it nothing changes. On committed
 # recordings (tests/data/rec), so every count here is the same on every run. Prints
 # "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-R=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-
-check() {	# NAME, then a command that succeeds when the case holds
-	local name=$1
-	shift
-	if "$@" >"$T/why" 2>&1; then
-		echo "ok $name"
-	else
-		echo "not ok $name"
-		sed 's/^/    /' "$T/why" | head -10
-	fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 
 rep() {	# recording, then options
 	local f=$1

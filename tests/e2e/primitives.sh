@@ -4,12 +4,8 @@
 # and rep_reset's resets are a rep stos; their accesses are the report's
 # samples.primitives, named from the objects enclosing them, and a recording of plain
 # stores (false_sharing) has none. Counts are the recordings' own, so fixed.
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/tap.sh"
+REC=$R
 
 check() { # check NAME: the samples object of NAME's report, checked by python
 	"$H" report -i "$REC/$1.data" --buildid-dir "$REC" --json >"$T/$1.json" 2>"$T/$1.err" ||

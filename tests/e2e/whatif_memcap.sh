@@ -7,23 +7,7 @@
 # count is the same on every run); the rest on PMU-like samples over as many distinct
 # lines synthesized by build/bench/memgen (data our own tool made: memory, not verdicts).
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-R=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-
-check() {	# NAME, then a command that succeeds when the case holds
-	local name=$1
-	shift
-	if "$@" >"$T/why" 2>&1; then
-		echo "ok $name"
-	else
-		echo "not ok $name"
-		sed 's/^/    /' "$T/why" | head -10
-	fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 
 wi() {	# recording, then options
 	local f=$1

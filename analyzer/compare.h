@@ -70,6 +70,15 @@ enum hm_cmp_build_kind {
 	HM_CMP_BUILD_BOTH,		/* a workload spanning both: both builds count */
 };
 
+/* A kernel module of a run, from the recording's BUILD_ID table. */
+struct hm_cmp_mod {
+	const char *path;		/* as recorded: "/lib/modules/R/kernel/fs/xfs/xfs.ko" */
+	const char *name;		/* "xfs.ko" */
+	uint8_t id[HM_BUILD_ID_MAX];
+	size_t id_size;
+	const char *hex;
+};
+
 struct hm_cmp_ident {
 	enum hm_cmp_build_kind kind;
 	const char *exe;		/* as recorded: "/work/examples/bin/false_sharing";
@@ -82,6 +91,10 @@ struct hm_cmp_ident {
 	uint8_t kernel_build_id[HM_BUILD_ID_MAX];
 	size_t kernel_build_id_size;	/* [kernel.kallsyms]'s, 0 if not recorded */
 	const char *kernel_build_id_hex;
+	const struct hm_cmp_mod *mods;	/* its modules with a recorded build-id */
+	size_t nr_mods;
+	const char *mods_label;		/* the modules it differs in from the other side
+					 * (hm_cmp_label_modules), NULL when none */
 	uint64_t samples, kernel_samples;
 };
 
@@ -107,6 +120,20 @@ int hm_cmp_same_build(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y
 /* "kernel 6.1.0-57-cloud-amd64 (build-id 1a2b3c4d5e6f)", "false_sharing (build-id ..)",
  * or both joined by " on ": how a side's build is named. */
 const char *hm_cmp_build_label(struct hm_arena *a, const struct hm_cmp_ident *id);
+/* A module both runs have whose build differs (an out-of-tree xfs.ko against Debian's):
+ * x's, with y's in *ym; NULL when every module they share is the same build. */
+const struct hm_cmp_mod *hm_cmp_changed_module(const struct hm_cmp_ident *x,
+					       const struct hm_cmp_ident *y,
+					       const struct hm_cmp_mod **ym);
+/* Sets mods_label of every run of each side (a[0..na), b[0..nb)) to the modules whose
+ * build differs from the other side's first run: "xfs.ko (build-id 5889a14b5ad1)". */
+void hm_cmp_label_modules(struct hm_arena *ar, struct hm_cmp_ident *a, size_t na,
+			  struct hm_cmp_ident *b, size_t nb);
+/* The module file of m's build: the recorded path under sysroot while its build-id
+ * matches, else buildid_dir/.build-id/xx/yyyy/elf (perf buildid-cache -a), else
+ * /usr/lib/debug/.build-id/xx/yyyy.debug; NULL when none is at hand. */
+const char *hm_cmp_find_module(struct hm_arena *a, const struct hm_cmp_mod *m,
+			       const char *sysroot, const char *buildid_dir);
 /* The vmlinux with id's kernel build: under sysroot, /usr/lib/debug/boot/vmlinux-R and
  * the other places a -dbg package puts it, with a matching build-id. NULL when none. */
 const char *hm_cmp_find_vmlinux(struct hm_arena *a, const struct hm_cmp_ident *id,

@@ -131,10 +131,43 @@ static enum hm_cmp_build_kind kind_of(const struct hm_cmp_ident *id, int have_ex
 	return k <= 0.1 ? HM_CMP_BUILD_USER : HM_CMP_BUILD_BOTH;
 }
 
+static int is_module(const char *file)
+{
+	size_t n = file ? strlen(file) : 0;
+
+	return n > 3 && !strcmp(file + n - 3, ".ko");
+}
+
+/* The BUILD_ID table's kernel modules (perf and hitmap record both list them). */
+static void identify_modules(struct hm_arena *a, const struct hm_perf_features *f,
+			     struct hm_cmp_ident *out)
+{
+	struct hm_cmp_mod *m;
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < f->nr_build_ids; i++)
+		n += is_module(f->build_ids[i].filename) && f->build_ids[i].size <= HM_BUILD_ID_MAX;
+	if (!n)
+		return;
+	out->mods = m = hm_arena_alloc(a, n * sizeof(*m));
+	for (uint32_t i = 0; i < f->nr_build_ids; i++) {
+		if (!is_module(f->build_ids[i].filename) || f->build_ids[i].size > HM_BUILD_ID_MAX)
+			continue;
+		m->path = hm_arena_strdup(a, f->build_ids[i].filename);
+		m->name = base_name(m->path);
+		m->id_size = f->build_ids[i].size;
+		memcpy(m->id, f->build_ids[i].id, m->id_size);
+		m->hex = hex(a, m->id, m->id_size);
+		m++;
+	}
+	out->nr_mods = n;
+}
+
 static int identify_kernel(struct hm_arena *a, const char *path,
 			   const struct hm_perf_features *f, struct hm_cmp_ident *out,
 			   struct hm_err *err)
 {
+	identify_modules(a, f, out);
 	if (f->osrelease && f->osrelease[0])
 		out->kernel_release = hm_arena_strdup(a, f->osrelease);
 	build_id_of(f, "[kernel.kallsyms]", out->kernel_build_id, &out->kernel_build_id_size);
@@ -213,13 +246,64 @@ static int same_id(const uint8_t *x, size_t nx, const uint8_t *y, size_t ny)
 	return nx == ny && !memcmp(x, y, nx);
 }
 
-static int same_kernel(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y)
+const struct hm_cmp_mod *hm_cmp_changed_module(const struct hm_cmp_ident *x,
+					       const struct hm_cmp_ident *y,
+					       const struct hm_cmp_mod **ym)
+{
+	for (size_t i = 0; i < x->nr_mods; i++)
+		for (size_t j = 0; j < y->nr_mods; j++)
+			if (!strcmp(x->mods[i].name, y->mods[j].name) &&
+			    !same_id(x->mods[i].id, x->mods[i].id_size, y->mods[j].id,
+				     y->mods[j].id_size)) {
+				*ym = &y->mods[j];
+				return &x->mods[i];
+			}
+	return NULL;
+}
+
+static const char *mods_label(struct hm_arena *ar, const struct hm_cmp_ident *x,
+			      const struct hm_cmp_ident *y)
+{
+	const char *label = NULL;
+
+	for (size_t i = 0; i < x->nr_mods; i++)
+		for (size_t j = 0; j < y->nr_mods; j++)
+			if (!strcmp(x->mods[i].name, y->mods[j].name) &&
+			    !same_id(x->mods[i].id, x->mods[i].id_size, y->mods[j].id,
+				     y->mods[j].id_size))
+				label = hm_arena_printf(ar, "%s%s%s (build-id %.12s)",
+							label ? label : "", label ? ", " : "",
+							x->mods[i].name, x->mods[i].hex);
+	return label;
+}
+
+static int same_kernel_image(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y)
 {
 	if (x->kernel_build_id_size && y->kernel_build_id_size)
 		return same_id(x->kernel_build_id, x->kernel_build_id_size, y->kernel_build_id,
 			       y->kernel_build_id_size);
 	return x->kernel_release && y->kernel_release &&
 	       !strcmp(x->kernel_release, y->kernel_release);
+}
+
+void hm_cmp_label_modules(struct hm_arena *ar, struct hm_cmp_ident *a, size_t na,
+			  struct hm_cmp_ident *b, size_t nb)
+{
+	/* Between two kernels every module differs: the kernel names the build. */
+	if (!na || !nb || a[0].kind == HM_CMP_BUILD_USER || !same_kernel_image(&a[0], &b[0]))
+		return;
+	for (size_t i = 0; i < na; i++)
+		a[i].mods_label = mods_label(ar, &a[i], &b[0]);
+	for (size_t i = 0; i < nb; i++)
+		b[i].mods_label = mods_label(ar, &b[i], &a[0]);
+}
+
+static int same_kernel(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y)
+{
+	const struct hm_cmp_mod *ym;
+
+	/* one kernel, another build of a module, is another build */
+	return same_kernel_image(x, y) && !hm_cmp_changed_module(x, y, &ym);
 }
 
 int hm_cmp_same_build(const struct hm_cmp_ident *x, const struct hm_cmp_ident *y)
@@ -240,9 +324,11 @@ const char *hm_cmp_build_kind_name(enum hm_cmp_build_kind k)
 
 const char *hm_cmp_build_label(struct hm_arena *a, const struct hm_cmp_ident *id)
 {
-	const char *k = hm_arena_printf(a, "kernel %s (build-id %.12s)",
+	const char *k = hm_arena_printf(a, "kernel %s (build-id %.12s)%s%s",
 					id->kernel_release ? id->kernel_release : "?",
-					id->kernel_build_id_hex ? id->kernel_build_id_hex : "none");
+					id->kernel_build_id_hex ? id->kernel_build_id_hex : "none",
+					id->mods_label ? " with " : "",
+					id->mods_label ? id->mods_label : "");
 	const char *u = id->exe ? hm_arena_printf(a, "%s (build-id %.12s)", base_name(id->exe),
 						  id->build_id_hex ? id->build_id_hex : "none")
 				: "?";
@@ -290,12 +376,31 @@ int hm_cmp_check_side(const char *side, const char *const *paths,
 	return 0;
 }
 
-static int has_build(const char *path, const struct hm_cmp_ident *id)
+static int has_id(const char *path, const uint8_t *id, size_t size)
 {
 	uint8_t got[HM_BUILD_ID_MAX];
 
-	return hm_buildid_read(path, got) == id->build_id_size &&
-	       !memcmp(got, id->build_id, id->build_id_size);
+	return size && hm_buildid_read(path, got) == size && !memcmp(got, id, size);
+}
+
+static int has_build(const char *path, const struct hm_cmp_ident *id)
+{
+	return has_id(path, id->build_id, id->build_id_size);
+}
+
+const char *hm_cmp_find_module(struct hm_arena *a, const struct hm_cmp_mod *m,
+			       const char *sysroot, const char *buildid_dir)
+{
+	const char *h = m->hex, *p;
+
+	p = hm_arena_printf(a, "%s%s", sysroot ? sysroot : "", m->path);
+	if (has_id(p, m->id, m->id_size))
+		return p;
+	if (buildid_dir && has_id(p = hm_arena_printf(a, "%s/.build-id/%.2s/%s/elf", buildid_dir,
+						      h, h + 2), m->id, m->id_size))
+		return p;
+	p = hm_arena_printf(a, "/usr/lib/debug/.build-id/%.2s/%s.debug", h, h + 2);
+	return has_id(p, m->id, m->id_size) ? p : NULL;
 }
 
 const char *hm_cmp_find_binary(struct hm_arena *a, const struct hm_cmp_ident *id,

@@ -328,6 +328,7 @@ static int identify(struct hm_arena *ar, const struct compare_args *a, struct hm
 	if (hm_cmp_check_side("A", a->files, ids, a->na, err) ||
 	    hm_cmp_check_side("B", a->files + a->na, ids + a->na, a->nb, err))
 		return -1;
+	hm_cmp_label_modules(ar, ids, a->na, ids + a->na, a->nb);
 	return 0;
 }
 
@@ -350,6 +351,7 @@ static const struct hm_cmp_layout *layout_side(struct hm_arena *ar, const struct
 				: hm_cmp_find_binary(ar, ia, a->ro.sysroot, a->ro.buildid_dir);
 	const char *pb = kernel ? kernel_file(ar, a, ib, a->vmlinux_b)
 				: hm_cmp_find_binary(ar, ib, a->ro.sysroot, a->ro.buildid_dir);
+	const struct hm_cmp_mod *ma = NULL, *mb = NULL;
 	struct hm_layout *la = NULL, *lb = NULL;
 	struct hm_err err = {0};
 	int rc;
@@ -357,6 +359,23 @@ static const struct hm_cmp_layout *layout_side(struct hm_arena *ar, const struct
 	if (hm_cmp_same_build(ia, ib)) {
 		*note = "A and B ran the same build: no layout to compare";
 		return NULL;
+	}
+	/* One kernel, another build of a module (an out-of-tree xfs.ko): its files. */
+	if (kernel && ia->kernel_build_id_size &&
+	    ia->kernel_build_id_size == ib->kernel_build_id_size &&
+	    !memcmp(ia->kernel_build_id, ib->kernel_build_id, ia->kernel_build_id_size) &&
+	    (ma = hm_cmp_changed_module(ia, ib, &mb))) {
+		pa = hm_cmp_find_module(ar, ma, a->ro.sysroot, a->ro.buildid_dir);
+		pb = hm_cmp_find_module(ar, mb, a->ro.sysroot, a->ro.buildid_dir);
+		if (!pa || !pb) {
+			const struct hm_cmp_mod *m = pa ? mb : ma;
+
+			*note = hm_arena_printf(ar, "layout side skipped: no file with build-id %s of "
+						"%s is at hand: add it to a build-id cache ('perf "
+						"--buildid-dir DIR buildid-cache -a FILE') and give "
+						"--buildid-dir DIR, or --sysroot", m->hex, m->name);
+			return NULL;
+		}
 	}
 	if (!pa || !pb) {
 		const struct hm_cmp_ident *m = pa ? ib : ia;

@@ -209,7 +209,27 @@ static void json_files(struct hm_json *j, const char *key, const struct hm_cmp_s
 	hm_json_arr_end(j);
 }
 
-static void json_build(struct hm_json *j, const char *key, const struct hm_cmp_side *s)
+/* The modules of s's first run whose build differs from the other side's, when both run
+ * one kernel (hm_cmp_label_modules); [] between two kernels. */
+static void json_modules(struct hm_json *j, const struct hm_cmp_ident *x,
+			 const struct hm_cmp_ident *y)
+{
+	hm_json_arr_begin(j, "modules_changed");
+	for (size_t i = 0; x->mods_label && i < x->nr_mods; i++)
+		for (size_t k = 0; k < y->nr_mods; k++)
+			if (!strcmp(x->mods[i].name, y->mods[k].name) &&
+			    strcmp(x->mods[i].hex, y->mods[k].hex)) {
+				hm_json_obj_begin(j, NULL);
+				hm_json_str(j, "name", x->mods[i].name);
+				hm_json_str(j, "path", x->mods[i].path);
+				hm_json_str(j, "build_id", x->mods[i].hex);
+				hm_json_obj_end(j);
+			}
+	hm_json_arr_end(j);
+}
+
+static void json_build(struct hm_json *j, const char *key, const struct hm_cmp_side *s,
+		       const struct hm_cmp_side *other)
 {
 	hm_json_obj_begin(j, key);
 	hm_json_str(j, "kind", hm_cmp_build_kind_name(s->id->kind));
@@ -224,6 +244,7 @@ static void json_build(struct hm_json *j, const char *key, const struct hm_cmp_s
 					   : hm_json_null(j, "build_id");
 		hm_json_u64(j, "samples", s->id->samples);
 		hm_json_u64(j, "kernel_samples", s->id->kernel_samples);
+		json_modules(j, s->id, other->id);
 		hm_json_obj_end(j);
 	}
 	if (s->id->comm)
@@ -388,8 +409,8 @@ void hm_cmp_print_json(FILE *out, const struct hm_cmp_view *v)
 	hm_json_arr_end(&j);
 	hm_json_u64(&j, "line_size", v->line_size);
 	hm_json_double(&j, "per_samples", HM_CMP_PER);
-	json_build(&j, "a_build", &v->a);
-	json_build(&j, "b_build", &v->b);
+	json_build(&j, "a_build", &v->a, &v->b);
+	json_build(&j, "b_build", &v->b, &v->a);
 	json_layout(&j, v->layout);
 	hm_json_arr_begin(&j, "notes");
 	for (size_t i = 0; i < v->nr_notes; i++)

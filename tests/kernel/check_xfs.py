@@ -230,8 +230,23 @@ def check_compare(a, check, run, load_json, cache, ids):
               p.returncode == 0 and ab.get("kernel", {}).get("release") == a.kv and
               bb.get("kernel", {}).get("release") == a.kv and len(vfs) > 0,
               "exit %d, %s" % (p.returncode, p.stderr.strip()[-200:]))
+        # One kernel, two builds of xfs.ko: each side is labelled by its module's build-id,
+        # and the layout side diffs the two module files, found in the build-id cache.
+        mods = [[(m["name"], m["build_id"]) for m in side.get("kernel", {}).get("modules_changed", [])]
+                for side in (ab, bb)]
+        q, _ = run(cmd + ["--wide"], timeout=900)
+        head = q.stdout.split("\n")[0] + q.stdout.split("\n")[1]
+        layout = re.search(r"^layout: (\S+) \(A\) ->\s+(\S+) \(B\)", q.stdout, re.M)
+        check("xfs_imap: compare stock vs %s labels each side by its xfs.ko build-id and diffs "
+              "the two module files (%s)" % (v, "; ".join(" ".join(m[0]) for m in mods if m)),
+              mods == [[("xfs.ko", ids["stock"])], [("xfs.ko", ids[v])]] and
+              ("xfs.ko (build-id %s)" % ids["stock"][:12]) in head and
+              ("xfs.ko (build-id %s)" % ids[v][:12]) in head and
+              "ran the same build" not in q.stdout and layout is not None and
+              ids["stock"][2:] in layout.group(1) and ids[v][2:] in layout.group(2),
+              "modules %r, first lines %r, layout %r" % (mods, head[:300],
+                                                          layout and layout.group(0)))
         if v == "pad":
-            q, _ = run(cmd + ["--wide"], timeout=900)
             with open(os.path.join(a.out, "xfs_compare_%s.txt" % v), "w") as f:
                 f.write(q.stdout)
 

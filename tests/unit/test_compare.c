@@ -382,6 +382,60 @@ static struct hm_cmp_ident ident(const char *exe, uint8_t id0)
 	return x;
 }
 
+/* A kernel run with modules (name, first build-id byte), as the BUILD_ID table gives. */
+static struct hm_cmp_ident kernel_run(struct hm_cmp_mod *mods, size_t n)
+{
+	static const uint8_t kid[20] = {0x01, 0xd2, 0x64};
+	struct hm_cmp_ident x = {.kind = HM_CMP_BUILD_KERNEL, .kernel_release = "6.1.0-57",
+				 .kernel_build_id_size = 20, .kernel_build_id_hex = "01d264",
+				 .mods = mods, .nr_mods = n};
+
+	memcpy(x.kernel_build_id, kid, 20);
+	return x;
+}
+
+/* One kernel, two builds of xfs.ko (the lab's xfs_imap case): not the same build, labelled
+ * by the module that differs, which is found by build-id; a module only one side has, or
+ * the same module build on both, changes nothing. */
+static void test_kernel_runs_differ_by_a_module(void **state)
+{
+	struct hm_cmp_mod stock[2] = {{"/lib/modules/6.1.0-57/kernel/fs/xfs/xfs.ko", "xfs.ko",
+				       {0xda, 0xaa}, 20, "daaa00"},
+				      {"/lib/modules/6.1.0-57/kernel/drivers/block/loop.ko",
+				       "loop.ko", {0x35}, 20, "3500"}};
+	struct hm_cmp_mod pad[1] = {{"/lib/modules/6.1.0-57/kernel/fs/xfs/xfs.ko", "xfs.ko",
+				     {0x58, 0x89}, 20, "588900"}};
+	struct hm_cmp_mod loop_only[1] = {stock[1]};
+	struct hm_cmp_ident a[1] = {kernel_run(stock, 2)}, b[1] = {kernel_run(pad, 1)};
+	struct hm_cmp_ident c = kernel_run(loop_only, 1), d = kernel_run(NULL, 0);
+	const struct hm_cmp_mod *ym = NULL;
+	struct hm_arena ar;
+
+	(void)state;
+	hm_arena_init(&ar);
+	assert_false(hm_cmp_same_build(&a[0], &b[0]));
+	assert_ptr_equal(hm_cmp_changed_module(&a[0], &b[0], &ym), &stock[0]);
+	assert_ptr_equal(ym, &pad[0]);
+	assert_true(hm_cmp_same_build(&a[0], &c));	/* loop.ko: the same build */
+	assert_true(hm_cmp_same_build(&b[0], &c));	/* no module in common */
+	assert_true(hm_cmp_same_build(&a[0], &d));
+	hm_cmp_label_modules(&ar, a, 1, b, 1);
+	assert_string_equal(hm_cmp_build_label(&ar, &a[0]),
+			    "kernel 6.1.0-57 (build-id 01d264) with xfs.ko (build-id daaa00)");
+	assert_string_equal(hm_cmp_build_label(&ar, &b[0]),
+			    "kernel 6.1.0-57 (build-id 01d264) with xfs.ko (build-id 588900)");
+	assert_null(hm_cmp_find_module(&ar, &pad[0], "/nonexistent", NULL));
+	/* Between two kernels every module differs: the label is the kernel's alone. */
+	b[0].kernel_build_id[0] = 0x4f;
+	b[0].kernel_build_id_hex = "4f61d8";
+	b[0].kernel_release = "6.1.0-47";
+	a[0].mods_label = b[0].mods_label = NULL;
+	hm_cmp_label_modules(&ar, a, 1, b, 1);
+	assert_false(hm_cmp_same_build(&a[0], &b[0]));
+	assert_string_equal(hm_cmp_build_label(&ar, &b[0]), "kernel 6.1.0-47 (build-id 4f61d8)");
+	hm_arena_free(&ar);
+}
+
 static void test_side_must_be_one_build_of_one_program(void **state)
 {
 	const char *paths[] = {"A1.data", "A2.data"};
@@ -488,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_one_run_per_side_has_means_no_p),
 		cmocka_unit_test(test_side_must_be_one_build_of_one_program),
 		cmocka_unit_test(test_identify_refuses_what_is_not_a_recording),
+		cmocka_unit_test(test_kernel_runs_differ_by_a_module),
 		cmocka_unit_test(test_layout_side_names_moved_hot_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

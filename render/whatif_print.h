@@ -21,4 +21,10 @@ void hm_whatif_print_json(FILE *out, struct hm_arena *a, const struct hm_wi_view
 void hm_whatif_print_struct(FILE *out, struct hm_arena *a, const struct hm_wi_type *t,
 			    const struct hm_wi_suggestion *sug);
 
+/* Shared by whatif_print.c (text) and whatif_json.c. */
+/* The member's type in the new layout, else the old one's; NULL when neither has one. */
+const struct hm_type *hm_wi_member_type(const struct hm_wi_member *m);
+/* One sentence: what the prediction is, for scripts and for people. */
+const char *hm_whatif_prediction(struct hm_arena *a, const struct hm_whatif *w);
+
 #endif

@@ -16,11 +16,6 @@
 #define LEFT_MIN 66	/* the pahole columns after the tab: type, name, offset comment */
 #define BAR_MAX 10
 
-static const char *kw_of(const struct hm_type *t)
-{
-	return t->kind == HM_T_UNION ? "union" : t->kind == HM_T_CLASS ? "class" : "struct";
-}
-
 static int is_tail(const struct hm_heat *h, const struct hm_heat_field *f)
 {
 	return f->hole && f->offset + f->size == h->size;
@@ -218,8 +213,8 @@ void hm_heat_print_text(FILE *out, const struct hm_heat *h)
 	struct text p = {.out = out, .h = h, .width = text_width(h)};
 	const struct hm_type *st = h->type ? hm_type_strip(h->type) : NULL;
 	int anon = st && !st->name && st->alias;	/* typedef struct { .. } lreg_args; */
-	char *head = anon ? xasprintf("typedef %s {", kw_of(h->type))
-			  : xasprintf("%s %s {", kw_of(h->type), h->name);
+	char *head = anon ? xasprintf("typedef %s {", hm_type_keyword(h->type))
+			  : xasprintf("%s %s {", hm_type_keyword(h->type), h->name);
 
 	/* the opening line is the header: the tab of the rows counts as 8 columns */
 	fprintf(out, "%-*s %6s %6s %7s %9s  %s\n", p.width + 8, head, "loads", "stores",
@@ -250,7 +245,7 @@ void hm_heat_print_json(struct hm_json *j, const struct hm_heat *h)
 {
 	hm_json_obj_begin(j, NULL);
 	hm_json_str(j, "type", h->name);
-	hm_json_str(j, "kind", kw_of(h->type));
+	hm_json_str(j, "kind", hm_type_keyword(h->type));
 	hm_json_u64(j, "size", h->size);
 	hm_json_u64(j, "line_size", h->line_size);
 	hm_json_u64(j, "accesses", h->accesses);

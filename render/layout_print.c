@@ -24,11 +24,6 @@ struct printer {
 	unsigned expanded;
 };
 
-static const char *kw_of(const struct hm_type *t)
-{
-	return t->kind == HM_T_UNION ? "union" : t->kind == HM_T_CLASS ? "class" : "struct";
-}
-
 /* Anonymous aggregates always print in place; named ones with -E. */
 static const struct hm_type *inline_type(const struct printer *p, const struct hm_member *m)
 {
@@ -104,7 +99,7 @@ static void print_member(struct printer *p, const struct hm_member_shape *ms, ui
 	mark_line(p, off, depth);
 	indent(p->out, depth);
 	if (sub && depth < MAX_NEST) {
-		fprintf(p->out, "%s%s%s {\n", kw_of(sub), sub->name ? " " : "",
+		fprintf(p->out, "%s%s%s {\n", hm_type_keyword(sub), sub->name ? " " : "",
 			sub->name ? sub->name : "");
 		open_type(p, sub);
 		print_members(p, sub, off, depth + 1);
@@ -226,9 +221,9 @@ void hm_layout_print_text(FILE *out, struct hm_arena *a, const struct hm_type *t
 	hm_shape_compute(a, t, o->line_size, &s);
 	/* typedef struct { ... } lreg_args; prints as pahole -C lreg_args prints it */
 	if (!t->name && t->alias)
-		fprintf(out, "typedef %s {\n", kw_of(t));
+		fprintf(out, "typedef %s {\n", hm_type_keyword(t));
 	else
-		fprintf(out, "%s %s {\n", kw_of(t), t->name ? t->name : "(anonymous)");
+		fprintf(out, "%s %s {\n", hm_type_keyword(t), t->name ? t->name : "(anonymous)");
 	open_type(&p, t);
 	print_members(&p, t, 0, 0);
 	print_summary(&p, &s);
@@ -293,7 +288,7 @@ void hm_layout_print_json(struct hm_json *j, struct hm_arena *a, const struct hm
 	hm_json_obj_begin(j, NULL);
 	hm_json_str(j, "name", t->name);	/* deprecated: type (null when unnamed) */
 	hm_json_str(j, "type", hm_type_name(t));
-	hm_json_str(j, "kind", kw_of(t));
+	hm_json_str(j, "kind", hm_type_keyword(t));
 	hm_json_u64(j, "size", s.size);
 	hm_json_u64(j, "align", s.align);
 	hm_json_u64(j, "cachelines", s.cachelines);

@@ -14,7 +14,7 @@ static const char *agg_kind(const struct hm_type *t)
 	t = t ? hm_type_strip(t) : NULL;
 	if (!t)
 		return NULL;
-	return t->kind == HM_T_UNION ? "union" : t->kind == HM_T_CLASS ? "class" : "struct";
+	return hm_type_keyword(t);
 }
 
 static void json_type(struct hm_json *j, struct hm_arena *a, const struct hm_wi_type *t,

@@ -271,6 +271,11 @@ size_t hm_layout_suggest(struct hm_layout *lay, const char *name, const char **o
 /* Chains of qualifiers and typedefs longer than this are cycles in a corrupt file. */
 #define HM_MAX_CHAIN 64
 
+const char *hm_type_keyword(const struct hm_type *t)
+{
+	return t->kind == HM_T_UNION ? "union" : t->kind == HM_T_CLASS ? "class" : "struct";
+}
+
 const struct hm_type *hm_type_strip_cv(const struct hm_type *t)
 {
 	for (int n = 0; t && (t->kind == HM_T_CONST || t->kind == HM_T_VOLATILE ||

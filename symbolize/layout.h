@@ -103,6 +103,8 @@ size_t hm_layout_suggest(struct hm_layout *lay, const char *name, const char **o
 /* Type helpers. */
 const struct hm_type *hm_type_strip(const struct hm_type *t);	/* typedefs and qualifiers */
 const struct hm_type *hm_type_strip_cv(const struct hm_type *t);	/* qualifiers only */
+/* C's keyword for an aggregate: "union", "class" or "struct" (anything else). */
+const char *hm_type_keyword(const struct hm_type *t);
 int hm_type_is_aggregate(const struct hm_type *t);
 /* What a person calls an aggregate: its tag, else the typedef that names it; NULL for a
  * truly anonymous one. */

@@ -340,6 +340,13 @@ const char *hm_cmp_build_label(struct hm_arena *a, const struct hm_cmp_ident *id
 	}
 }
 
+/* What a run of kind k measures, after "measures the". */
+static const char *measures(enum hm_cmp_build_kind k)
+{
+	return k == HM_CMP_BUILD_KERNEL ? "kernel" : k == HM_CMP_BUILD_BOTH ? "program and the kernel"
+									    : "program";
+}
+
 int hm_cmp_check_side(const char *side, const char *const *paths,
 		      const struct hm_cmp_ident *ids, size_t n, struct hm_err *err)
 {
@@ -348,12 +355,11 @@ int hm_cmp_check_side(const char *side, const char *const *paths,
 
 		if (x->kind != y->kind)
 			return hm_err_set(err, HM_EXIT_INPUT, "%s measures the %s (%llu of %llu "
-					  "samples in the kernel) but %s the %s: give runs of one "
+					  "samples in the kernel) but %s measures the %s (at least "
+					  "90%% in the kernel counts as the kernel): give runs of one "
 					  "kind per side (record them alike)", paths[i],
-					  x->kind == HM_CMP_BUILD_USER ? "program" : "kernel",
-					  (unsigned long long)x->kernel_samples,
-					  (unsigned long long)x->samples, paths[0],
-					  y->kind == HM_CMP_BUILD_USER ? "program" : "kernel");
+					  measures(x->kind), (unsigned long long)x->kernel_samples,
+					  (unsigned long long)x->samples, paths[0], measures(y->kind));
 		if (hm_cmp_same_build(x, y))
 			continue;
 		if (x->kind != HM_CMP_BUILD_USER && !same_kernel(x, y))

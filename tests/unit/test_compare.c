@@ -453,6 +453,15 @@ static void test_side_must_be_one_build_of_one_program(void **state)
 	assert_int_equal(hm_cmp_check_side("A", paths, other, 2, &err), -1);
 	assert_non_null(strstr(err.msg, "different workloads"));
 	assert_null(strchr(err.msg, '\n'));
+	/* A kernel run beside one that spans program and kernel: each kind said as itself. */
+	other[1] = ident("/bin/fs", 1);
+	other[0].kind = HM_CMP_BUILD_KERNEL;
+	other[1].kind = HM_CMP_BUILD_BOTH;
+	other[1].kernel_samples = 80;
+	other[1].samples = 100;
+	assert_int_equal(hm_cmp_check_side("A", paths, other, 2, &err), -1);
+	assert_non_null(strstr(err.msg, "A2.data measures the program and the kernel (80 of 100 "
+				       "samples in the kernel) but A1.data measures the kernel"));
 }
 
 static void test_identify_refuses_what_is_not_a_recording(void **state)

@@ -104,23 +104,23 @@ stats_ok() {	# at least N named by allocation, as elements, and as the program n
 	p=$(sed -n 's/^  as the program names it *\([0-9]*\) .*/\1/p' "$1")
 	[ "${a:-0}" -ge $N ] && [ "${e:-0}" -ge $N ] && [ "${p:-0}" -ge $N ]
 }
-L=$(grep -n 'slots = malloc(NTHREADS' examples/heap_slots.c | cut -d: -f1)
-if watch_heap heap_slots slots 4 4; then
-	set -- $(named "$T/heap_slots.json" 'slots[1]' "^int\\[2\\] \\(malloc at heap_slots.c:$L, array at \\+[0-9]+ in its line\\)$")
+# heap_case PROG VAR A B ALLOC FIELD TYPE WHAT: watch PROG's heap array VAR (watch_heap's A
+# B), then thread 1's stores must all be FIELD of TYPE, allocated by ALLOC (malloc, calloc)
+# at the line of PROG.c that assigns VAR; WHAT says how the program reaches them.
+heap_case() {
+	local prog=$1 var=$2 alloc=$5 field=$6 type=$7 what=$8 L
+	L=$(grep -n "$var = $alloc(NTHREADS" "examples/$prog.c" | cut -d: -f1)
+	if ! watch_heap "$prog" "$var" "$3" "$4"; then
+		nok "naming: record $prog" "$(cat "$T/$prog.err" 2>/dev/null)"
+		return
+	fi
+	set -- $(named "$T/$prog.json" "$field" "^$type \\($alloc at $prog.c:$L, array at \\+[0-9]+ in its line\\)$")
 	if [ "$1" = $N ] && [ "$2" = $N ]; then
-		ok "naming: all $N stores of thread 1 are slots[1] of int[2] (malloc at heap_slots.c:$L)"
-	else nok "naming: heap_slots' slots[1]" "$*"; fi
-	if stats_ok "$T/heap_slots.stats"; then
-		ok "naming: --stats counts heap_slots' stores as named by allocation, as elements, as the program names them"
-	else nok "naming: --stats on heap_slots" "$(grep -A2 'named by allocation' "$T/heap_slots.stats")"; fi
-else nok "naming: record heap_slots" "$(cat "$T/heap_slots.err" 2>/dev/null)"; fi
-L=$(grep -n 'table = calloc(NTHREADS' examples/static_buf.c | cut -d: -f1)
-if watch_heap static_buf table 16 8; then
-	set -- $(named "$T/static_buf.json" 'tally_slot[1].hits' "^tally_slot \\(calloc at static_buf.c:$L, array at \\+[0-9]+ in its line\\)$")
-	if [ "$1" = $N ] && [ "$2" = $N ]; then
-		ok "naming: all $N stores to element 1's hits through the static pointer are tally_slot[1].hits (calloc at static_buf.c:$L)"
-	else nok "naming: static_buf's tally_slot[1].hits" "$*"; fi
-	if stats_ok "$T/static_buf.stats"; then
-		ok "naming: --stats counts static_buf's stores as named by allocation, as elements, as the program names them"
-	else nok "naming: --stats on static_buf" "$(grep -A2 'named by allocation' "$T/static_buf.stats")"; fi
-else nok "naming: record static_buf" "$(cat "$T/static_buf.err" 2>/dev/null)"; fi
+		ok "naming: all $N stores of thread 1$what are $field of ${type//\\/} ($alloc at $prog.c:$L)"
+	else nok "naming: $prog's $field" "$*"; fi
+	if stats_ok "$T/$prog.stats"; then
+		ok "naming: --stats counts $prog's stores as named by allocation, as elements, as the program names them"
+	else nok "naming: --stats on $prog" "$(grep -A2 'named by allocation' "$T/$prog.stats")"; fi
+}
+heap_case heap_slots slots 4 4 malloc 'slots[1]' 'int\[2\]' ''
+heap_case static_buf table 16 8 calloc 'tally_slot[1].hits' tally_slot ' to element 1 through the static pointer'

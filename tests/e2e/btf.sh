@@ -6,12 +6,8 @@
 # order.qty, typed through BTF (--stats). The same file without .BTF is the control:
 # nothing there may be typed. Kernel samples without a vmlinux must be explained in
 # --stats.
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 
 # The committed binary (tests/data/rec/make.sh made it: pahole -J, then objcopy
 # --strip-debug) and its recording. Each side gets a build-id cache of its own: the BTF

@@ -7,14 +7,8 @@
 # for memory events, and hitmap computes a timer sample's data address at report time
 # (docs/report.md); the test holds perf to that refusal so a change is noticed.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 SYNTH=${BUILD:-build}/tests/tools/c2c_synth
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 if [ ! -x "$SYNTH" ]; then
 	nok "c2c_synth is built" "make $SYNTH"

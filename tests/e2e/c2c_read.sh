@@ -4,13 +4,7 @@
 # header equals what perf itself writes on this machine. (perf mem report needs sampled
 # data addresses, which a timer recording does not carry: hitmap computes them.) A live timer recording; the
 # assertions hold for any sample count. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
+. "$(dirname "$0")/../lib/tap.sh"
 
 # --no-alloc: perf c2c counts allocation-probe samples as records, hitmap as none
 "$H" record -c timer --no-alloc -o "$T/h.data" -- examples/bin/false_sharing 20000000 >/dev/null 2>&1

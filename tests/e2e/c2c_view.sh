@@ -8,15 +8,9 @@
 # Global Shared Cache Line Event Information, the cache line table's columns and the
 # Pareto rows. Then a timer recording: the HITM/level columns are said to be unavailable,
 # once, and are null in JSON. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 SYNTH=${BUILD:-build}/tests/tools/c2c_synth
 FIX=${HM_FIXTURES:-/work/shared/data/perf}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 # compare NAME FILE [OPTIONS]: perf's and hitmap's numbers on FILE agree.
 compare() {

@@ -8,15 +8,9 @@
 # The runs are committed because the conflicts of a live run depend on whether the two
 # threads ran at the same time: with another process on one CPU they often do not, and
 # "significantly fewer conflicts in the padded build" then fails by luck.
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 B=examples/bin
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 rec() {	# OUT PROGRAM: one live timer recording of PROGRAM (for the refusals)
 	"$H" record -c timer -o "$1" -- "$2" 1000000 >/dev/null 2>"$1.err" ||

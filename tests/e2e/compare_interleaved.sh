@@ -5,14 +5,8 @@
 # given per run (exact numbers, so the outcome follows from the arithmetic), the
 # recording-derived metrics on the committed runs of tests/data/rec (false_sharing
 # against its padded build). Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 for i in 1 2 3 4 5; do
 	cp $REC/cmp_a$i.data "$T/a$i.data"

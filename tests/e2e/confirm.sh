@@ -5,14 +5,8 @@
 # samples land); the confirming run is on real traps. What is asserted holds for any
 # schedule: the main thread reads both counters after join, so at least one transfer
 # happens whatever the order. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 B=examples/bin
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 "$H" record -c watch --watch stats.ops --watch stats.errors -o "$T/first.data" -- \
 	$B/false_sharing 20000 >/dev/null 2>"$T/first.err" || nok "first recording" "$(cat "$T/first.err")"

@@ -21,16 +21,9 @@
 #   - perf stat -e mem:ADDR/8:w counts exactly N stores per field (the example's
 #     construction), and hitmap's rotated count of that field is at most N.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-R=tests/data/rec
+. "$(dirname "$0")/../lib/tap.sh"
 P=$R/bin/confirm_rotate
 N=20000
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 "$H" record --confirm $R/confirm_rotate_spin.data --buildid-dir $R --watch-slice 20 \
 	-o "$T/c.data" -- $P turns $N >"$T/c.out" 2>"$T/c.err"

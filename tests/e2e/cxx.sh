@@ -2,11 +2,7 @@
 # A C++ program (built here with g++ -O2 -g): code sites are demangled functions, as
 # c++filt prints them. A live timer recording; the assertions hold for any sample count.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/tap.sh"
 
 cat >"$T/c.cpp" <<'CPP'
 #include <thread>

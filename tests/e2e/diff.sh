@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
 # hitmap diff on pairs of example builds, asserted from --json; --fail-on exit codes;
 # bad input. Prints "ok NAME" / "not ok NAME" per case.
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 B=examples/bin
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 
 # check NAME PYTHON-EXPR ARGS...: runs hitmap diff --json ARGS, evaluates EXPR with the
 # document as d and a helper has(type, kind, member) -> bool.

@@ -3,14 +3,8 @@
 # .gnu_debugaltlink file (Debian's and Fedora's debug packages). Two example builds are
 # dwz'd into a common file here; every layout must read as from the original DWARF, and
 # a report must name fields through it. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 B=examples/bin
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 if ! command -v dwz >/dev/null; then
 	nok "dwz installed" "install it: make deps (Debian package dwz)"

@@ -6,12 +6,8 @@
 # values fix the answer: red and blue indices are even, green ones odd, all below 16
 # (main fills it with (i * 7 + i / 3) & 15). Offsets are checked against pahole.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 
 "$H" report -i $REC/enclose_hist.data --buildid-dir $REC --json >"$T/r.json" 2>"$T/err" ||
 	{ echo "not ok enclose_report"; sed 's/^/    /' "$T/err"; }

@@ -7,15 +7,9 @@
 # false sharing and no line is written by more than one thread. pahole, a second tool,
 # says where the fixed fields are.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 B=examples/bin
 N=5000
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 # NAME PROGRAM WATCH...
 check() {

@@ -10,12 +10,7 @@
 #     (whatif --align, replayed here too), so the printed fix is the grouped layout,
 #     replayed to 0.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-R=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/tap.sh"
 
 for r in array_threads packed interleaved; do
 	"$H" report -i $R/$r.data --buildid-dir $R --json >"$T/$r.json" 2>"$T/$r.err" ||

@@ -3,14 +3,9 @@
 # are not regular files, files that shrink while they are read. Each case fails on the
 # code before its fix. The recordings are synthesized by tests/e2e/hostile_gen.py (data
 # our own script writes); the damaged ELF files are the examples, edited in place.
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 G="python3 tests/e2e/hostile_gen.py"
 BIN=examples/bin/false_sharing
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
 nok() { echo "not ok $1"; shift; [ $# -gt 0 ] && printf '    %s\n' "$@"; }
 
 # bad_input NAME WORD CMD...: CMD must exit 2 within 20 s with one line on stderr that

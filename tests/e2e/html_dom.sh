@@ -13,14 +13,8 @@
 # Chromium missing is a failure, not a skip: make deps installs it. It runs as root
 # (--no-sandbox), with a throwaway profile and a timeout; under the ASan suite hitmap is
 # the instrumented binary and Chromium is not.
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROME" ]; then

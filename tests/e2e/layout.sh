@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # hitmap layout end to end: the pahole peer test on examples/, tests/data and kernel
 # BTF, then bad input (each: one line on stderr, exit 2, no crash).
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
+. "$(dirname "$0")/../lib/tap.sh"
 nok() { echo "not ok $1"; shift; [ $# -gt 0 ] && printf '    %s\n' "$@"; }
 
 # --- Peer test: every struct of the example objects equals pahole's layout.

@@ -2,12 +2,7 @@
 # hitmap layout --reorganize, --sizes, -H and the BTF default, each against pahole 1.24 run
 # here at test time: on a fixture gcc compiles, the examples, the running kernel's BTF and,
 # where the kernel lab has one ($LAB, default build-lab), a Debian -dbg vmlinux read in place.
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
+. "$(dirname "$0")/../lib/tap.sh"
 nok() { echo "not ok $1"; shift; [ $# -gt 0 ] && printf '    %s\n' "$@"; }
 PY=/usr/bin/python3
 

@@ -16,14 +16,8 @@
 #   - --stats says how many accesses were named by allocation, as elements, and as the
 #     program names them: at least every watched store.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 N=20000
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 # --- typedef'd anonymous struct, global array ---
 P=examples/bin/typedef_args

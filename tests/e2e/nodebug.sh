@@ -4,14 +4,8 @@
 # .debug sections): the report says so once, names the variable by its symbol, and gives
 # no field advice (no "move stats to its own cache line" as if stats were a field); the
 # -g build's recording gets no such warning. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 if readelf -S $REC/bin/false_sharing_nodebug | grep -q '\.debug_'; then
 	nok nodebug_binary_has_no_dwarf "readelf: .debug_* sections"

@@ -2,11 +2,7 @@
 # Out of memory is a clean exit 3 with one line and the figure, never an abort: a diff of
 # the kernel's BTF against itself needs about 70 MB; under a 50 MB address-space limit
 # the library's allocations fail. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/tap.sh"
 
 if [ "${HM_SUITE:-normal}" = asan ]; then
 	echo "ok out of memory # skip: ASan reserves its shadow memory beyond any ulimit -v"

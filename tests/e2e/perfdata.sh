@@ -2,15 +2,10 @@
 # perf.data reader and writer end to end, against perf itself (computed live with perf
 # script): the real PMU recordings in ../shared/data/perf in file and pipe mode, files
 # hitmap writes, a live perf record, then damaged input (one line on stderr, exit 2).
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 B=${BUILD:-build}
 W="$B/tests/test_perfdata"	# `--write FILE MODE` writes a small recording
 PERF=/usr/bin/perf
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
 nok() { echo "not ok $1"; shift; [ $# -gt 0 ] && printf '    %s\n' "$@"; }
 
 SHARED=$(git rev-parse --show-toplevel 2>/dev/null)/../shared

@@ -8,14 +8,8 @@
 # however loaded the machine is; a signal is sent only once the file holds a sample
 # (wait_samples), not after a sleep that a loaded machine may spend elsewhere. Where
 # samples land is asserted on a committed recording (tests/data/rec).
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 B=examples/bin
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 count_perf() { perf script -i "$1" -F tid 2>/dev/null | wc -l; }
 count_hm() { "$H" script -i "$1" 2>/dev/null | wc -l; }
 REC=tests/data/rec

@@ -8,14 +8,8 @@
 # A verdict needs conflicts, and conflicts need the two threads to run at the same time
 # on two CPUs: on a loaded machine they may not, so verdicts, fields and rankings are
 # asserted only on the committed recordings (tests/data/rec/README.md).
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 rep() {	# NAME: reports the committed recording NAME.data into $T/NAME.json
 	"$H" report -i $REC/$1.data --buildid-dir $REC --json >"$T/$1.json" 2>"$T/$1.rerr" ||

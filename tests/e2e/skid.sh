@@ -12,14 +12,8 @@
 #   - Live timer recording: every access charged to the rcu_state line is the load at
 #     rcu_read_lock or the store in updater, whatever the number of samples.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 D=tests/data/skid
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 for t in perf setarch python3; do
 	command -v $t >/dev/null || { nok "skid: $t is not installed"; exit 1; }

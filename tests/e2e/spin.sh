@@ -5,14 +5,8 @@
 # with that evidence and a fix that is no layout change, and objdump (a second tool) shows
 # a pause within the loop after every marked site. Asserted from --json on a fixed
 # recording: nothing depends on where a live sample lands. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 "$H" report -i $REC/spin_wait.data --buildid-dir $REC --json >"$T/r.json" 2>"$T/r.err" ||
 	nok "report ran" "$(cat "$T/r.err")"

@@ -3,14 +3,8 @@
 # one line naming both build-ids and the fix; with --force they go on, with a warning.
 # On the committed recording of false_sharing (tests/data/rec), whose recorded path is
 # given, through --sysroot, the padded build instead. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 mkdir -p "$T/root/tmp/hmrec/bin"
 cp $REC/bin/false_sharing_padded "$T/root/tmp/hmrec/bin/false_sharing"

@@ -6,12 +6,8 @@
 # (tests/data/rec/objects_MODE.data, the binary found by build-id): which instruction a
 # timer sample lands on is luck, and so is a share or a hottest field of a live one. A
 # live recording of each mode is a smoke test: the report runs and is consistent.
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 
 for spec in "global global stock_item.count" "heap heap order.qty" "stack stack totals.sum" \
 	"tls tls tls_hits"; do

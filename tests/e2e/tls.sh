@@ -3,11 +3,7 @@
 # that hold for any number of samples: no line ever holds two threads' copies, no TLS
 # line gets a sharing verdict, and every TLS line is named "VAR (thread TID)" with that
 # thread alone on it. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/tap.sh"
 
 "$H" record -c timer -o "$T/tls.data" -- examples/bin/tls_counters 20000000 >/dev/null 2>"$T/rec.err" ||
 	echo "    record failed: $(cat "$T/rec.err")"

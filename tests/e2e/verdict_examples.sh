@@ -8,12 +8,7 @@
 #     side has HM_MIN_RECORDS (6) records and the writer HM_MIN_STORES (3) stores, else
 #     too_few_samples with the advice (-F 20000, --confirm).
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-R=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/tap.sh"
 for r in interleaved array_threads short_run; do
 	"$H" report -i $R/$r.data --buildid-dir $R --json >"$T/$r.json" 2>"$T/$r.err" ||
 		echo "not ok report $r: $(cat "$T/$r.err")"

@@ -14,19 +14,13 @@
 # threads that both write it. Whether traps are delivered at all is decided by perf, not
 # by hitmap's own self-test; where perf counts none, only the refusal is checked.
 # Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 P=examples/bin/watch_counts
 N=50000
 L=20000
 # Rings that hold the whole run (N + L samples of ~210 bytes per CPU fit in 16 MiB), so
 # no sample is lost however long this shared machine keeps the reader off the CPU.
 M=4096
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 for t in perf setarch python3; do
 	command -v $t >/dev/null || { nok "watch: $t is not installed"; exit 1; }

@@ -26,13 +26,9 @@
 #     stores are those of the instructions objdump decodes there.
 # A file written with --off-by-one (ip = the accessing instruction) must fail the last
 # check. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 X=${BUILD:-build}/tests/tools/timer2watch
 B=examples/bin
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 
 if [ ! -x "$X" ]; then
 	echo "not ok timer2watch: $X is not built (make $X)"

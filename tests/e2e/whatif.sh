@@ -11,15 +11,9 @@
 # 0 to 96 samples in a dozen recordings here, and false_sharing's conflicts go to 0 when
 # another process shares a CPU with one of its threads). tests/data/rec/README.md says
 # what each recording holds and how to remake them.
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
 RB=$REC/bin
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; for l in "$@"; do echo "    $l"; done; }
 
 # check NAME FILE PYTHON-EXPR: d is the JSON document; helpers below.
 check() {

@@ -6,12 +6,7 @@
 # byte for byte. A committed recording grown past one batch by build/bench/perfgrow (data
 # our own tool synthesized from a real recording) is streamed by default: its totals
 # and the line's conflicts must be report's. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
-R=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/tap.sh"
 
 check() {	# NAME, then a command that succeeds when the case holds
 	local name=$1

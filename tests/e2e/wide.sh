@@ -5,12 +5,8 @@
 # ops and bytes each with its own count (the same count: every access covers both), in
 # the lines, fields and heat-map views, while samples are counted once and the splits view
 # still sees one 16-byte access crossing a line. Prints "ok NAME" / "not ok NAME".
-set -u
-cd "$(dirname "$0")/../.."
-H=${HITMAP:-./hitmap}
+. "$(dirname "$0")/../lib/tap.sh"
 REC=tests/data/rec
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 
 # The binary really has the wide access (the reason for the example): objdump agrees.
 if objdump -d --no-show-raw-insn $REC/bin/wide_stats | awk '/<work>:/,/ret/' |

@@ -236,6 +236,24 @@ int hm_code_add_build_id(struct hm_code *c, const char *filename, const uint8_t 
 	return 0;
 }
 
+/* Whether d's file still has the build-id it was matched by: the data side opens it by
+ * path again, and a file replaced in between (a rebuild, a test remaking /tmp/hmrec)
+ * would otherwise be read as the recorded one, silently. */
+static int still_same_file(const struct code_dso *d)
+{
+	uint8_t id[HM_BUILD_ID_MAX];
+	size_t n;
+	int fd;
+
+	if (!d->build_id_size || (d->flags & HM_CODE_BUILDID_MISMATCH))
+		return 1;	/* nothing was matched: nothing to hold it to */
+	if ((fd = hm_file_open(d->path)) < 0)
+		return 0;
+	n = code_fd_build_id(fd, id);
+	close(fd);
+	return n == d->build_id_size && memcmp(id, d->build_id, n) == 0;
+}
+
 const char *hm_code_file(struct hm_code *c, const char *filename)
 {
 	for (struct code_dso *d = c ? c->dsos : NULL; d; d = d->next) {
@@ -243,9 +261,19 @@ const char *hm_code_file(struct hm_code *c, const char *filename)
 			continue;
 		if (!d->loaded)
 			code_dso_load(c, d);
-		return d->path;
+		if (d->path && !still_same_file(d))
+			d->changed = 1;
+		return d->changed ? NULL : d->path;
 	}
 	return NULL;
+}
+
+int hm_code_file_changed(struct hm_code *c, const char *filename)
+{
+	for (struct code_dso *d = c ? c->dsos : NULL; d; d = d->next)
+		if (!d->kernel && strcmp(d->name, filename) == 0)
+			return d->changed;
+	return 0;
 }
 
 static struct code_map *map_find(struct hm_code *c, uint32_t pid, uint64_t ip)

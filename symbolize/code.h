@@ -78,6 +78,9 @@ int hm_code_add_build_id(struct hm_code *c, const char *filename, const uint8_t 
  * itself, --sysroot, --buildid-dir, debuginfod), loading it on first call; NULL when
  * filename was never mapped as code or no file was found. */
 const char *hm_code_file(struct hm_code *c, const char *filename);
+/* Whether hm_code_file found filename's file replaced since its code was read (another
+ * build-id at the same path now), and so returned NULL. */
+int hm_code_file_changed(struct hm_code *c, const char *filename);
 /* Resolves ip in pid's address space, or in the kernel when kernel != 0. Returns 0 with
  * *out filled (out->func NULL when unresolved: flags and hint say why); strings live as
  * long as c; the same ip yields the same pointers. */

@@ -37,6 +37,7 @@ struct code_dso {
 	size_t build_id_size;	/* recorded; 0: unknown */
 	int loaded, kernel;
 	const char *path;	/* the file read, NULL when none was found */
+	int changed;		/* path no longer has the build-id it was matched by */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Elf *elf;		/* main file, for code bytes */

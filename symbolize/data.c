@@ -232,6 +232,12 @@ void data_mod_locate(struct data_mod *m)
 	m->located = 1;
 	if (!m->kernel && d->files && (f = hm_code_file(d->files, m->path)))
 		m->file = hm_arena_strdup(&d->arena, f);
+	else if (!m->kernel && d->files && hm_code_file_changed(d->files, m->path)) {
+		m->file = NULL;
+		m->hint = hm_arena_printf(&d->arena, "%s was replaced while the report read it "
+					  "(its build-id is not the recorded one any more): its data "
+					  "are left unnamed; rerun the report", m->path);
+	}
 }
 
 void data_mod_open(struct hm_data *d, struct data_mod *m)
@@ -242,6 +248,8 @@ void data_mod_open(struct hm_data *d, struct data_mod *m)
 		return;
 	m->opened = 1;
 	data_mod_locate(m);
+	if (!m->file)
+		return;	/* the hint says why */
 	if (hm_layout_open(m->file, &m->lay, &err) != 0) {
 		m->lay = NULL;
 		m->hint = hm_arena_strdup(&d->arena, err.msg);

@@ -20,6 +20,8 @@ int data_mod_phdrs(struct data_mod *m)
 
 	m->phdrs_done = 1;
 	data_mod_locate(m);
+	if (!m->file)
+		return -1;	/* replaced since the code side read it: m->hint says so */
 	fd = hm_file_open(m->file);	/* a recorded path: regular files only, never blocking */
 	if (fd < 0)
 		return -1;

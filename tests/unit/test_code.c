@@ -241,6 +241,10 @@ static void test_buildid_dir_supplies_recorded_binary(void **state)
 		 hex, hex + 2);
 	assert_string_equal(hm_code_file(c, P.rebuilt), cache);
 	assert_null(hm_code_file(c, "/never/mapped"));
+	/* Replaced after the code side matched it (a rebuild): never handed on as the
+	 * recorded file. */
+	assert_int_equal(run("cp %s %s.new && mv %s.new %s", P.rebuilt, cache, cache, cache), 0);
+	assert_null(hm_code_file(c, P.rebuilt));
 	hm_code_close(c);
 }
 

@@ -255,15 +255,13 @@ static void *lay_open(void *arg)
 	return NULL;
 }
 
-void data_mod_open(struct hm_data *d, struct data_mod *m)
+static void mod_open(struct hm_data *d, struct data_mod *m)
 {
 	struct lay_job j = {0};
 	struct hm_err err = {0};
 	pthread_t t;
 	int threaded, ti_rc;
 
-	if (m->opened)
-		return;
 	m->opened = 1;
 	data_mod_locate(m);
 	j.file = m->file;
@@ -289,6 +287,13 @@ void data_mod_open(struct hm_data *d, struct data_mod *m)
 	}
 	m->ti->lay = m->lay;
 	data_mod_syms(m);
+}
+
+/* Asked per sample: opened or not is all most calls need, before zeroing two errors. */
+void data_mod_open(struct hm_data *d, struct data_mod *m)
+{
+	if (!m->opened)
+		mod_open(d, m);
 }
 
 int hm_data_set_kernel(struct hm_data *d, const struct hm_data_kernel *k)

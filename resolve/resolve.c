@@ -250,8 +250,9 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 
 	/* A trap's, a PEBS record's or a skidded timer sample's registers are those after
 	 * the access: the ones it wrote no longer hold what typed its address
-	 * (mov rax, [rax + 8]). */
-	if (after && op && q.regs_mask) {
+	 * (mov rax, [rax + 8]). One that wrote none of the sampled registers (a store,
+	 * add [mem], 1) left them as they were: no copy. */
+	if (after && op && q.regs_mask && (in->regs_written & (uint32_t)q.regs_mask)) {
 		q.regs_mask = regs_before(regs, in->regs_written, before);
 		q.regs = before;
 	}

@@ -29,9 +29,9 @@ command -v perf >/dev/null || { echo "bench/lab: perf missing: make deps" >&2; e
 n=$("$H" script -i "$F" 2>/dev/null | wc -l)
 echo "file: $F ($(($(stat -c %s "$F") / 1024)) KB, $n samples, kernel $REL)"
 cat "$V" "$F" >/dev/null	# page cache
-read -r hs hk < <(measure "$H" report -i "$F" --vmlinux "$V" --sysroot "$LABROOT")
-read -r js jk < <(measure "$H" report -i "$F" --vmlinux "$V" --sysroot "$LABROOT" --json)
-read -r ps pk < <(measure perf report -i "$F" --stdio --vmlinux "$V")
+read -r hs hk _ < <(measure "$H" report -i "$F" --vmlinux "$V" --sysroot "$LABROOT")
+read -r js jk _ < <(measure "$H" report -i "$F" --vmlinux "$V" --sysroot "$LABROOT" --json)
+read -r ps pk _ < <(measure perf report -i "$F" --stdio --vmlinux "$V")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", (b > 0 ? a / b : 0) }'; }
 printf '%-34s %9s %9s %13s\n' "tool" "CPU s" "peak MB" "vs perf report"
 printf '%-34s %9s %9d %13s\n' "hitmap report" "$hs" $((hk / 1024)) "$(ratio "$hs" "$ps") time"

@@ -5,14 +5,18 @@
 # `hitmap report` (text, --json), `perf report --stdio`, `perf script`. Prints samples/s
 # and peak RSS, ratios first (issue 18's targets: at least 1.0x perf report's samples/s,
 # at least 5x perf script's, peak memory at most perf report's). CPU time (user+sys) is
-# what is compared, so another job on the machine skews it less than wall time would.
-#   HM_BENCH_REPORT_N=N   samples in the grown file (default 1000000)
+# what is compared, so another job on the machine skews it less than wall time would;
+# wall seconds are printed beside it (hitmap opens a file's layout and type inference on
+# two threads, which shows in wall time only). Then the per-sample cost of `compare`
+# (the file against itself: 2N samples) and `whatif --pad` next to report's, and the
+# fixed cost: report on the recording before it was grown.
+#   HM_BENCH_REPORT_N=N   samples in the grown file (default 5000000, ~1 GB on disk)
 #   HM_BENCH_RUNS=N       keep the fastest of N runs per tool (default 1)
 # Exits 0 whatever the numbers; 2 when a tool is missing.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 H=${1:-./hitmap}
-N=${HM_BENCH_REPORT_N:-1000000}
+N=${HM_BENCH_REPORT_N:-5000000}
 RUNS=${HM_BENCH_RUNS:-1}
 GROW=$ROOT/build/bench/perfgrow
 T=$(mktemp -d)
@@ -25,21 +29,33 @@ done
 "$H" record -c timer -o "$T/base.data" -- "$ROOT/examples/bin/false_sharing" 100000000 \
 	>/dev/null 2>&1 || { echo "bench/report: hitmap record failed" >&2; exit 2; }
 "$GROW" "$T/base.data" "$T/big.data" "$N" >/dev/null || exit 2
+B=$(perf script -i "$T/base.data" -F tid 2>/dev/null | wc -l)
 
 . "$ROOT/bench/measure.sh"
-read -r hs hk < <(measure "$H" report -i "$T/big.data")
-read -r js jk < <(measure "$H" report -i "$T/big.data" --json)
-read -r ps pk < <(measure perf report -i "$T/big.data" --stdio)
-read -r ss sk < <(measure perf script -i "$T/big.data")
+read -r hs hk hw < <(measure "$H" report -i "$T/big.data")
+read -r js jk jw < <(measure "$H" report -i "$T/big.data" --json)
+read -r ps pk pw < <(measure perf report -i "$T/big.data" --stdio)
+read -r ss sk sw < <(measure perf script -i "$T/big.data")
+read -r cs ck cw < <(measure "$H" compare "$T/big.data" -- "$T/big.data")
+read -r ws wk ww < <(measure "$H" whatif -i "$T/big.data" --pad worker_stats.errors=56)
+read -r fs fk fw < <(measure "$H" report -i "$T/base.data")
 awk -v n="$N" -v hs="$hs" -v hk="$hk" -v js="$js" -v jk="$jk" -v ps="$ps" -v pk="$pk" \
-	-v ss="$ss" -v sk="$sk" 'BEGIN {
+	-v ss="$ss" -v sk="$sk" -v hw="$hw" -v jw="$jw" -v pw="$pw" -v sw="$sw" \
+	-v cs="$cs" -v ck="$ck" -v cw="$cw" -v ws="$ws" -v wk="$wk" -v ww="$ww" \
+	-v fs="$fs" -v fk="$fk" -v fw="$fw" -v b="$B" 'BEGIN {
 	printf "report throughput on %d samples (CPU seconds, peak RSS)\n", n
 	printf "  hitmap report vs perf report --stdio: %.2fx samples/s, %.2fx memory  (target >= 1.0x, <= 1.0x)\n", ps / hs, hk / pk
 	printf "  hitmap report --json vs perf report:  %.2fx samples/s\n", ps / js
 	printf "  hitmap report vs perf script:         %.2fx samples/s  (target >= 5x)\n", ss / hs
-	printf "  %-24s %8s %12s %10s\n", "tool", "CPU s", "samples/s", "peak MB"
-	printf "  %-24s %8.2f %12.0f %10.1f\n", "hitmap report", hs, n / hs, hk / 1024
-	printf "  %-24s %8.2f %12.0f %10.1f\n", "hitmap report --json", js, n / js, jk / 1024
-	printf "  %-24s %8.2f %12.0f %10.1f\n", "perf report --stdio", ps, n / ps, pk / 1024
-	printf "  %-24s %8.2f %12.0f %10.1f\n", "perf script", ss, n / ss, sk / 1024
-}'
+	printf "  %-30s %8s %8s %12s %10s\n", "tool", "CPU s", "wall s", "samples/s", "peak MB"
+	row("hitmap report", hs, hw, n, hk)
+	row("hitmap report --json", js, jw, n, jk)
+	row("perf report --stdio", ps, pw, n, pk)
+	row("perf script", ss, sw, n, sk)
+	row("hitmap compare (2 x N)", cs, cw, 2 * n, ck)
+	row("hitmap whatif --pad", ws, ww, n, wk)
+	printf "  fixed cost: hitmap report on the %d-sample recording before growing: %.2f CPU s, %.2f wall s\n", b, fs, fw
+	printf "  per sample, fixed cost off (CPU ns): report %.0f, compare %.0f, whatif --pad %.0f\n",
+		1e9 * (hs - fs) / n, 1e9 * (cs - 2 * fs) / (2 * n), 1e9 * (ws - fs) / n
+}
+function row(name, c, w, k, kb) { printf "  %-30s %8.2f %8.2f %12.0f %10.1f\n", name, c, w, k / c, kb / 1024 }'

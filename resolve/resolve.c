@@ -28,6 +28,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	hm_map64_init(&r->tfields);
 	hm_hash_init(&r->noaddr);
 	hm_map64_init(&r->noaddr_ptr);
+	hm_map64_init(&r->prim_ptr);
 	hm_hash_init(&r->unreadable);
 	co.vmlinux = o->vmlinux;
 	co.sysroot = o->sysroot;
@@ -64,6 +65,7 @@ void hm_resolver_close(struct hm_resolver *r)
 	hm_map64_free(&r->tfields);
 	hm_hash_free(&r->noaddr);
 	hm_map64_free(&r->noaddr_ptr);
+	hm_map64_free(&r->prim_ptr);
 	hm_hash_free(&r->unreadable);
 	hm_arena_free(&r->names);
 	free(r);
@@ -248,8 +250,9 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 
 	/* A trap's, a PEBS record's or a skidded timer sample's registers are those after
 	 * the access: the ones it wrote no longer hold what typed its address
-	 * (mov rax, [rax + 8]). */
-	if (after && op && q.regs_mask) {
+	 * (mov rax, [rax + 8]). One that wrote none of the sampled registers (a store,
+	 * add [mem], 1) left them as they were: no copy. */
+	if (after && op && q.regs_mask && (in->regs_written & (uint32_t)q.regs_mask)) {
 		q.regs_mask = regs_before(regs, in->regs_written, before);
 		q.regs = before;
 	}
@@ -273,6 +276,23 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 }
 
 static void count_noaddr(struct hm_resolver *r, const struct hm_access *a);
+
+/* hm_primitive_func tries ~45 name stems, and every sample asks it: the symbolizer's
+ * function names live as long as the resolver, so each name's answer is kept by its
+ * pointer (2 yes, 1 no). */
+static int primitive_func(struct hm_resolver *r, const char *func)
+{
+	uintptr_t v;
+
+	if (!func)
+		return 0;
+	v = (uintptr_t)hm_map64_get(&r->prim_ptr, (uint64_t)(uintptr_t)func);
+	if (!v) {
+		v = hm_primitive_func(func) ? 2 : 1;
+		hm_map64_put(&r->prim_ptr, (uint64_t)(uintptr_t)func, (void *)v);
+	}
+	return v == 2;
+}
 
 void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 			struct hm_access *out)
@@ -307,7 +327,7 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 	out->method = HM_M_NOADDR;
 	if (out->s.addr || op)
 		name_data(r, ev, out, &in, op, src != HM_SRC_TIMER || before);
-	out->prim = (uint8_t)((op && in.rep) || hm_primitive_func(out->func));
+	out->prim = (uint8_t)((op && in.rep) || primitive_func(r, out->func));
 	if (out->prim && out->s.addr) {
 		r->st.prim++;
 		r->st.prim_named += out->method >= HM_M_GLOBAL && out->method <= HM_M_HEAP;

@@ -22,6 +22,7 @@ struct hm_resolver {
 	struct hm_map64 tfields;	/* type_field's results by (field, type) */
 	struct hm_hash noaddr;		/* function -> struct hm_func_count */
 	struct hm_map64 noaddr_ptr;	/* the same, by the name's pointer (count_noaddr) */
+	struct hm_map64 prim_ptr;	/* hm_primitive_func's answer by the name's pointer */
 	struct hm_hash unreadable;	/* modules that could not be opened */
 	const char *osrelease;		/* the recording's kernel release, or NULL */
 	const char *kernel_btf;		/* the option, or NULL */

@@ -2,6 +2,7 @@
  * the files themselves, and the strings results share. */
 #include "symbolize/data_int.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,30 +241,67 @@ void data_mod_locate(struct data_mod *m)
 	}
 }
 
-void data_mod_open(struct hm_data *d, struct data_mod *m)
-{
-	struct hm_err err = {0};
+/* The layout and the type inference each open the file with a Dwfl of their own, and
+ * each inflates its compressed .debug sections (libc's debug file: ~230M instructions
+ * apiece). Separate Dwfl handles share nothing, so the layout opens on a second thread
+ * while this one opens the type inference; the answers are those of opening them in
+ * turn, since neither looks at the other until both are open. */
+struct lay_job {
+	const char *file;
+	struct hm_layout *lay;
+	struct hm_err err;
+	int rc;
+};
 
-	if (m->opened)
-		return;
+static void *lay_open(void *arg)
+{
+	struct lay_job *j = arg;
+
+	j->rc = hm_layout_open(j->file, &j->lay, &j->err);
+	return NULL;
+}
+
+static void mod_open(struct hm_data *d, struct data_mod *m)
+{
+	struct lay_job j = {0};
+	struct hm_err err = {0};
+	pthread_t t;
+	int threaded, ti_rc;
+
 	m->opened = 1;
 	data_mod_locate(m);
 	if (!m->file)
 		return;	/* the hint says why */
-	if (hm_layout_open(m->file, &m->lay, &err) != 0) {
+	j.file = m->file;
+	threaded = pthread_create(&t, NULL, lay_open, &j) == 0;
+	if (!threaded)
+		lay_open(&j);	/* no thread to be had (a memory cap): in turn */
+	ti_rc = hm_ti_open(m->file, NULL, &m->ti, &err);
+	if (threaded)
+		pthread_join(t, NULL);
+	m->lay = j.lay;
+	if (j.rc != 0) {
 		m->lay = NULL;
-		m->hint = hm_arena_strdup(&d->arena, err.msg);
+		m->hint = hm_arena_strdup(&d->arena, j.err.msg);
 		/* No DWARF: BTF (pahole -J, or the kernel's) still types heap objects. */
-		if (hm_layout_open_btf(m->file, &m->lay, &err) != 0 &&
-		    (!m->btf_alt || hm_layout_open_btf(m->btf_alt, &m->lay, &err) != 0))
+		if (hm_layout_open_btf(m->file, &m->lay, &j.err) != 0 &&
+		    (!m->btf_alt || hm_layout_open_btf(m->btf_alt, &m->lay, &j.err) != 0))
 			m->lay = NULL;
 	}
-	if (hm_ti_open(m->file, m->lay, &m->ti, &err) != 0) {
+	if (ti_rc != 0) {
 		m->ti = NULL;
 		m->hint = hm_arena_strdup(&d->arena, err.msg);
 		return;
 	}
+	m->ti->lay = m->lay;
 	data_mod_syms(m);
+}
+
+/* Asked per sample: opened or not is all most calls need, before zeroing two errors. */
+void data_mod_open(struct hm_data *d, struct data_mod *m)
+{
+	if (!m->opened)
+		mod_open(d, m);
 }
 
 int hm_data_set_kernel(struct hm_data *d, const struct hm_data_kernel *k)

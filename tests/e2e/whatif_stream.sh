@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# whatif streamed (docs/whatif.md, Memory): a run over one batch is read twice, once for
-# the summary the plan and --suggest read, once for the replay, instead of being held.
+# whatif streamed (docs/whatif.md, Memory): a run over one batch is not held: it is read
+# once for the summary the plan and --suggest read, and replayed from the accesses that
+# read kept in an unlinked file (or, with no $TMPDIR to write, from a second read).
 # --stream takes that path on any run, so on the committed recordings (tests/data/rec:
 # every count here is the same on every run) it must print what the held run prints,
 # byte for byte. A committed recording grown past one batch by build/bench/perfgrow (data
@@ -74,6 +75,22 @@ assert len(shared) == 1, shared
 assert w["before"]["contention"] == shared[0]["contention"] > 0, (w["before"], shared[0])
 assert w["prediction"]["stops"] == 1 and w["prediction"]["false_sharing"] == 0, w["prediction"]
 EOF
+	# The replay reads the first read's accesses back from an unlinked file in $TMPDIR;
+	# where none can be written it reads the recording again: the same bytes either way.
+	mkdir "$T/tmpd"
+	TMPDIR=$T/tmpd "$H" whatif -i "$T/long.data" --buildid-dir "$R" --suggest worker_stats \
+		--json >"$T/w1.json" 2>&1
+	TMPDIR=$T/no-such-dir "$H" whatif -i "$T/long.data" --buildid-dir "$R" --suggest \
+		worker_stats --json >"$T/w2.json" 2>&1
+	for a in "--pad worker_stats.errors=56" "--layout $R/bin/false_sharing_padded"; do
+		TMPDIR=$T/tmpd "$H" whatif -i "$T/long.data" --buildid-dir "$R" $a >>"$T/w1.json" 2>&1
+		TMPDIR=$T/no-such-dir "$H" whatif -i "$T/long.data" --buildid-dir "$R" $a \
+			>>"$T/w2.json" 2>&1
+	done
+	check "300000 samples: the replay from the first read's accesses = re-reading the recording (suggest, pad, layout)" \
+		cmp "$T/w1.json" "$T/w2.json"
+	check "the replay's file of accesses is unlinked: \$TMPDIR is left empty" \
+		sh -c "[ -z \"\$(ls -A '$T/tmpd')\" ]"
 else
 	echo "not ok build/bench/perfgrow could not be built (make build/bench/perfgrow)"
 fi

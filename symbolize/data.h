@@ -157,6 +157,11 @@ struct hm_data_stats {
 						 * next hm_data_stats or hm_data_close */
 	const char *kernel_hint;	/* why kernel data go unnamed or untyped, and the fix;
 					 * NULL when they are typed or no kernel was set */
+	uint64_t kernel_slab;		/* kernel heap results named by the slab cache of
+					 * their page (symbolize/slab.h) */
+	const char *slab_source;	/* where the slab facts came from: "kcore"; NULL when
+					 * kernel heap is not named by slab cache */
+	const char *slab_hint;		/* why not, when kcore was there; else NULL */
 };
 
 void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);

@@ -162,6 +162,8 @@ struct hm_data_stats {
 	const char *slab_source;	/* where the slab facts came from: "kcore"; NULL when
 					 * kernel heap is not named by slab cache */
 	const char *slab_hint;		/* why not, when kcore was there; else NULL */
+	uint64_t kernel_stack_args;	/* kernel stack results without DWARF: a local typed
+					 * by the callee parameter it is passed to */
 };
 
 void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);

@@ -159,6 +159,7 @@ struct hm_data {
 	const char *slab_source;	/* where its facts come from: "kcore" */
 	const char *slab_hint;		/* why there is none, when the kernel has kcore */
 	struct hm_map64 slab_types;	/* kmem_cache address + 1 -> its type (data_slab.c) */
+	struct hm_map64 kstack;		/* function start + 1 -> its frame (data_kstack.c) */
 };
 
 /* data.c */
@@ -233,6 +234,11 @@ struct data_regs {
 /* addr in the frame of the function at file address pc of img (sampled registers r). */
 int data_stack(struct hm_data *d, const struct data_image *img, uint64_t ip, uint64_t addr,
 	       const struct data_regs *r, struct hm_data_obj *out);
+/* data_kstack.c: addr in the sampled kernel frame without DWARF, as a local whose
+ * address the function passes to a callee (typed by that parameter's BTF type). */
+int data_kstack(struct hm_data *d, const struct data_image *img, uint64_t ip, uint64_t addr,
+		const struct data_regs *r, struct hm_data_obj *out);
+
 /* DWARF register number -> enum hm_reg. */
 int data_dwarf_reg(uint64_t dwreg);
 

@@ -261,7 +261,8 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	if (code && addr && data_image_holds(code, addr) && data_global(d, code, addr, out) == 0)
 		return;
 	stack = on_kernel_stack(&r, addr);
-	if (code && stack && data_stack(d, code, q->ip, addr, &r, out) == 0)
+	if (code && stack && (data_stack(d, code, q->ip, addr, &r, out) == 0 ||
+			      data_kstack(d, code, q->ip, addr, &r, out) == 0))
 		return;
 	kp = data_known_space(d, q->pid, 1, addr, 0);
 	/* the slab object's own type and base beat the pointer's type (an inode * into an

@@ -244,13 +244,15 @@ static const char *const NAMES[][2] = {
 	{"proc_inode_cache", "proc_inode"},
 };
 
-/* Types whose objects run past sizeof: task_struct ends in thread.fpu, whose register
- * state the cache sizes at boot for the CPU's xsave features (arch_task_struct_size). */
-static const char *const LONGER[] = {"task_struct"};
+/* Types whose objects are not sizeof long: task_struct ends in thread.fpu, whose register
+ * state the cache sizes at boot for the CPU's xsave features (arch_task_struct_size: 8384
+ * bytes of a 9728-byte type under QEMU's -cpu max); the object ends inside the last
+ * member. */
+static const char *const VARSIZE[] = {"task_struct"};
 
 /* The object's whole type: its size is object_size, give or take alignment slack; or a
  * type whose last member is an array the cache cuts short (kmem_cache's node[], sized
- * by nr_node_ids), the object ending inside that array; or one of LONGER. */
+ * by nr_node_ids), the object ending inside that array; or one of VARSIZE. */
 static const struct hm_type *fitting(struct hm_layout *lay, const char *name,
 				     uint32_t object_size)
 {
@@ -262,11 +264,11 @@ static const struct hm_type *fitting(struct hm_layout *lay, const char *name,
 		return NULL;
 	if (t->size <= object_size && object_size - t->size <= 8)
 		return t;
-	for (size_t i = 0; i < sizeof(LONGER) / sizeof(LONGER[0]); i++)
-		if (!strcmp(name, LONGER[i]) && t->size <= object_size)
+	m = hm_type_members(t, &nr);
+	for (size_t i = 0; nr && i < sizeof(VARSIZE) / sizeof(VARSIZE[0]); i++)
+		if (!strcmp(name, VARSIZE[i]) && object_size > m[nr - 1].bit_offset / 8)
 			return t;
-	m = object_size < t->size ? hm_type_members(t, &nr) : NULL;
-	if (nr) {
+	if (nr && object_size < t->size) {
 		const struct hm_type *a = hm_type_strip(m[nr - 1].type);
 		uint64_t off = m[nr - 1].bit_offset / 8, esize = a->ref ? a->ref->size : 0;
 

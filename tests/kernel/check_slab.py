@@ -1,0 +1,99 @@
+"""Kernel heap named by slab cache (issue 12; docs/kernel.md), called from check.py: the
+guest's report (no vmlinux: /proc/kcore and BTF) names at least 80% of what the host's
+(the -dbg vmlinux) names outside string and copy primitives; the orphan workload's lock
+line is named as its container in the guest too; and the objects' bases agree with the
+guest kernel's own /proc/slabinfo (second tool) and pahole's sizes of their types.
+"""
+import collections
+import os
+import re
+
+RATIO = 0.80
+# Caches whose objects the guest names, and their types (symbolize/slab.c's rule)
+CACHE_TYPES = {"dentry": "dentry", "ext4_inode_cache": "ext4_inode_info",
+               "shmem_inode_cache": "shmem_inode_info", "inode_cache": "inode",
+               "filp": "file", "task_struct": "task_struct"}
+SLABSTATS = re.compile(r"kernel heap named by slab cache \(.*?read from (\w+)\): (\d+)")
+BASES = collections.defaultdict(set)	# type -> object bases the guest named (all workloads)
+
+
+def share(d):
+    s = d["samples"]
+    w = s["with_addr"] - s.get("primitives", 0)
+    r = s["resolved"] - s.get("primitives_resolved", 0)
+    return 100.0 * r / w if w > 0 else 0.0
+
+
+def after_workload(check, a, name, host, guest):
+    if not guest:
+        return
+    h, g = share(host), share(guest)
+    slab = guest["stats"].get("kernel_slab", {})
+    print("# %-28s named outside primitives: host %.1f%%, guest %.1f%% (%.0f%% of the "
+          "host's; guest named by slab cache %s)" % (name, h, g, 100.0 * g / h if h else 0,
+                                                     slab.get("named", "-")))
+    check(name + ": guest (kcore+BTF) names >= %d%% of what the host (vmlinux) names "
+          "outside primitives (host %.1f%%, guest %.1f%%)" % (100 * RATIO, h, g),
+          h > 0 and g >= RATIO * h, "guest at %.0f%% of the host" % (100.0 * g / h if h else 0))
+    check(name + ": guest report says kernel heap was named by slab cache, facts from kcore",
+          slab.get("facts") == "kcore" and slab.get("named", 0) > 0,
+          "stats.kernel_slab: %s" % slab)
+    try:
+        with open(os.path.join(a.out, name + ".guestreport.err")) as f:
+            m = SLABSTATS.search(f.read())
+    except OSError:
+        m = None
+    check(name + ": guest --stats counts the accesses named by slab cache as JSON does",
+          m is not None and m.group(1) == "kcore" and int(m.group(2)) == slab.get("named"),
+          "--stats %s, JSON %s" % (m.groups() if m else None, slab.get("named")))
+    for line in guest["lines"]:
+        for f in line["fields"]:
+            o = f.get("object") or ""
+            if o.startswith("struct ") and f.get("obj_base"):
+                BASES[o[7:]].add(int(f["obj_base"], 16))
+    if name == "orphan":
+        orphan = [f["field"] for line in guest["lines"] for f in line["fields"]
+                  if (f["field"] or "").startswith("ext4_sb_info.s_orphan_lock")]
+        check("orphan: guest names the orphan lock line as ext4_sb_info.s_orphan_lock... "
+              "(%s)" % sorted(set(orphan))[:3], bool(orphan),
+              "guest lines: %s" % [(l["addr"], [f["field"] for f in l["fields"]][:2])
+                                   for l in guest["lines"] if l["verdict"] != "private"][:3])
+
+
+def slabinfo(path):
+    """name -> (objsize: the slot stride, kmem_cache.size) from /proc/slabinfo 2.1."""
+    out = {}
+    try:
+        with open(path) as f:
+            for ln in f:
+                p = ln.split()
+                if len(p) > 4 and not ln.startswith("#") and p[1].isdigit():
+                    out[p[0]] = int(p[3])
+    except OSError:
+        pass
+    return out
+
+
+def check_slabinfo(check, a, run):
+    """Two objects of one cache on one page lie a whole number of slots apart, the slot
+    being /proc/slabinfo's objsize in the guest; and pahole's size of the type fits it."""
+    info = slabinfo(os.path.join(a.out, "slabinfo"))
+    if not check("guest /proc/slabinfo saved (%d caches)" % len(info), bool(info), "none"):
+        return
+    rows, bad = [], []
+    for cache, typ in CACHE_TYPES.items():
+        bases = sorted(BASES.get(typ, ()))
+        if cache not in info or len(bases) < 2:
+            continue
+        p, _ = run(["pahole", "-C", typ, "--hex", a.vmlinux])
+        m = re.search(r"/\* size: (0x[0-9a-f]+|\d+),", p.stdout)
+        size = int(m.group(1), 0) if m else -1
+        pairs = [(x, y) for x, y in zip(bases, bases[1:]) if x >> 12 == y >> 12]
+        off = [(x, y) for x, y in pairs if (y - x) % info[cache]]
+        rows.append("%s: %d bases, %d same-page pairs, slot %d, pahole %d" %
+                    (cache, len(bases), len(pairs), info[cache], size))
+        if off or size < 0 or size > info[cache]:
+            bad.append("%s: %d pairs off the slot grid, pahole size %d" % (cache, len(off), size))
+    print("# slab objects vs /proc/slabinfo: " + "; ".join(rows))
+    check("guest slab objects lie on /proc/slabinfo's slot grid and fit pahole's sizes "
+          "(%d caches)" % len(rows), rows and not bad, "; ".join(bad) or "no cache to check")

@@ -221,8 +221,8 @@ struct data_proc *data_known_space(struct hm_data *d, uint32_t pid, int kernel,
  * names a type (0), else -1. */
 void data_slab_kcore(struct hm_data *d, struct data_mod *m, struct hm_code *code,
 		     const char *btf_path);
-int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t addr,
-		   struct hm_data_obj *out);
+int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t ip,
+		   uint64_t addr, struct hm_data_obj *out);
 /* The slab object holding addr, whatever its cache (kmalloc-192 too): 0 with its base. */
 int data_slab_object(struct hm_data *d, uint64_t addr, uint64_t *base, uint32_t *object_size);
 

@@ -267,7 +267,7 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	kp = data_known_space(d, q->pid, 1, addr, 0);
 	/* the slab object's own type and base beat the pointer's type (an inode * into an
 	 * xfs_inode) */
-	if (!stack && data_slab_name(d, code, addr, out) == 0)
+	if (!stack && data_slab_name(d, code, q->ip, addr, out) == 0)
 		return;
 	if (code && op && heap(d, code, q->ip, op, &r, addr, stack, &exact, out) == 0) {
 		uint64_t sbase;

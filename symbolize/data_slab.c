@@ -91,14 +91,26 @@ int data_slab_object(struct hm_data *d, uint64_t addr, uint64_t *base, uint32_t 
 	return 0;
 }
 
-int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t addr,
-		   struct hm_data_obj *out)
+/* clear_page zeroes a page just allocated, which no slab holds while it runs: a slab
+ * there at report time took the page later. */
+static int clears_page(const struct data_image *code, uint64_t ip)
+{
+	struct hm_ti_frame f = {0};
+
+	if (!code || !code->mod->ti || !code->mod->ti->has_code)
+		return 0;
+	data_code_frame(code->mod->ti, &f, ip);
+	return f.func && !strncmp(f.func, "clear_page", 10);
+}
+
+int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t ip,
+		   uint64_t addr, struct hm_data_obj *out)
 {
 	struct hm_slab_obj so;
 	const struct hm_type *t;
 
 	if (!d->slab || !addr || hm_slab_lookup(d->slab, addr, &so) != 0 ||
-	    !(t = cache_type(d, &so)))
+	    !(t = cache_type(d, &so)) || clears_page(code, ip))
 		return -1;
 	memset(out, 0, sizeof(*out));
 	out->method = HM_M_HEAP;

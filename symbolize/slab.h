@@ -66,7 +66,8 @@ int hm_slab_lookup(struct hm_slab *s, uint64_t addr, struct hm_slab_obj *out);
  * short table of Debian 6.1 names (filp: file). Accepted only when the type's size fits
  * object_size (equal, or up to 8 bytes of slack for alignment; shorter when the type ends
  * in an array the cache cuts, as kmem_cache's node[]; task_struct of any length past
- * its last member's start, its FPU state being sized at boot). NULL for kmalloc-* and every cache that names no type. */
+ * its last member's start, its FPU state being sized at boot). NULL for kmalloc-* and
+ * every cache that names no type. */
 const struct hm_type *hm_slab_type(struct hm_layout *lay, const char *cache,
 				   uint32_t object_size);
 

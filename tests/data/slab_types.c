@@ -51,6 +51,22 @@ struct kmem_cache {
 	unsigned int size;
 	int refcount;
 	unsigned int red_left_pad;
+	struct kmem_cache_node *node[64];	/* cut at nr_node_ids by the cache */
+};
+
+struct kmem_cache_node {
+	long nr_partial;
+};
+
+struct thread_struct {
+	unsigned long sp;
+	unsigned long fpu_state[64];	/* sized at boot by the CPU's xsave features */
+};
+
+struct task_struct {
+	long __state;
+	int pid;
+	struct thread_struct thread;
 };
 
 struct rw_semaphore {
@@ -97,6 +113,7 @@ struct kmem_cache g_cache;
 struct ext4_inode_info g_ei;
 struct dentry g_dentry;
 struct file g_file;
+struct task_struct g_task;
 
 int main(void)
 {

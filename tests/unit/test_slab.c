@@ -71,7 +71,7 @@ static uint64_t cache(int i, const char *name, uint64_t name_at, uint32_t size,
 	if (name)
 		put(str, name, strlen(name) + 1);
 	memcpy(&c.name, &(uint64_t){name ? str : name_at}, 8);
-	put(kc, &c, sizeof(c));
+	put(kc, &c, offsetof(struct kmem_cache, node));	/* node[] unread */
 	return kc;
 }
 
@@ -275,6 +275,13 @@ static void test_cache_names_map_to_types_that_fit(void **state)
 	assert_null(hm_slab_type(lay, "dentry", sizeof(struct dentry) + 16));
 	assert_null(hm_slab_type(lay, "dentry", sizeof(struct dentry) - 1));
 	assert_null(hm_slab_type(lay, "kmalloc-64", 64));
+	/* kmem_cache's node[] cut at an element boundary; task_struct past thread's start */
+	assert_non_null(hm_slab_type(lay, "kmem_cache", offsetof(struct kmem_cache, node) + 16));
+	assert_null(hm_slab_type(lay, "kmem_cache", offsetof(struct kmem_cache, node) + 12));
+	assert_non_null(t = hm_slab_type(lay, "task_struct",
+					 offsetof(struct task_struct, thread) + 64));
+	assert_string_equal(t->name, "task_struct");
+	assert_null(hm_slab_type(lay, "task_struct", offsetof(struct task_struct, thread)));
 	assert_null(hm_slab_type(lay, "no_such_cache", 64));
 	/* the offsets are BTF's, not Linux's: struct page of 72 bytes, slab_cache at 8 */
 	assert_int_equal(hm_slab_offs_from(lay, PG_slab, &o, &why), 0);

@@ -84,6 +84,8 @@ struct hm_data_obj {
 	const char *hint;		/* what would resolve more (missing debug info); NULL */
 	const char *prefix;		/* what field paths start with: the variable's name,
 					 * the heap type's bare name; NULL when unnamed */
+	uint8_t whole;			/* heap: the object is all of its allocation (a slab
+					 * object), so no access continues into a next element */
 };
 
 /* Names q's data address. Returns 0 with *out filled (method HM_M_UNKNOWN or

@@ -121,6 +121,7 @@ int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t ip
 	out->prefix = data_bare_name(d, t);
 	out->field = data_field(d, out->prefix, t, so.offset);
 	out->module = code ? code->mod->path : "[kernel.kallsyms]";
+	out->whole = 1;
 	d->st.kernel_slab++;
 	return 0;
 }

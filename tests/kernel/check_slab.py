@@ -9,10 +9,14 @@ import os
 import re
 
 RATIO = 0.80
-# Caches whose objects the guest names, and their types (symbolize/slab.c's rule)
+# Caches whose objects the guest names, and their types (symbolize/slab.c's rule); not
+# inode_cache: a struct inode is also the vfs_inode inside ext4's and shmem's inodes, which
+# the instruction's pointer type names where the slab cannot (a freed inode's page)
 CACHE_TYPES = {"dentry": "dentry", "ext4_inode_cache": "ext4_inode_info",
-               "shmem_inode_cache": "shmem_inode_info", "inode_cache": "inode",
-               "filp": "file", "task_struct": "task_struct"}
+               "shmem_inode_cache": "shmem_inode_info", "filp": "file",
+               "task_struct": "task_struct"}
+PRIMITIVE = re.compile(r"^_*(memset|memcpy|memmove|copy_user|copy_to_user|copy_from_user|"
+                       r"clear_user|clear_page|rep_movs|rep_stos)")
 SLABSTATS = re.compile(r"kernel heap named by slab cache \(.*?read from (\w+)\): (\d+)")
 BASES = collections.defaultdict(set)	# type -> object bases the guest named (all workloads)
 
@@ -49,7 +53,9 @@ def after_workload(check, a, name, host, guest):
     for line in guest["lines"]:
         for f in line["fields"]:
             o = f.get("object") or ""
-            if o.startswith("struct ") and f.get("obj_base") and "(stack of" not in o:
+            # not a primitive's wide access split by the type (memset over a file)
+            if o.startswith("struct ") and f.get("obj_base") and "(stack of" not in o and \
+                    not any(PRIMITIVE.match(s["func"] or "") for s in f["sites"]):
                 BASES[o[7:]].add(int(f["obj_base"], 16))
     check_locals(check, name, host, guest)
     if name == "orphan":

@@ -210,8 +210,21 @@ static void test_slab_object_named_by_cache_on_synthesized_kcore(void **state)
 	assert_int_equal(o.base, e2);
 	o = named(&c, va(PFN0 + 12, 64 + 8));
 	assert_string_equal(o.field, "file.f_flags");
+	/* a slab object is its whole allocation: a memset over its end does not continue
+	 * into a next dentry (the slot's padding follows) */
+	{
+		struct hm_data_part parts[HM_DATA_MAX_PARTS];
+		size_t n;
+
+		o = named(&c, d3 + offsetof(struct dentry, d_lockref));
+		n = hm_data_split(c.d, &o, 96, parts, HM_DATA_MAX_PARTS);
+		assert_true(n >= 2);
+		for (size_t i = 0; i < n; i++)
+			assert_true(parts[i].offset >= offsetof(struct dentry, d_lockref) &&
+				    parts[i].offset < sizeof(struct dentry));
+	}
 	hm_data_stats(c.d, 0, &st);
-	assert_int_equal(st.kernel_slab, 4);
+	assert_int_equal(st.kernel_slab, 5);
 	assert_string_equal(st.slab_source, "kcore");
 	close_kernel(&c);
 }

@@ -68,16 +68,21 @@ def after_workload(check, a, name, host, guest):
 
 
 def by_site(d):
-    """(address, ip) -> (object, obj_base, records) of every named field."""
-    out = {}
+    """(address, ip) -> (object, obj_base, records) of every named field, for the
+    (address, ip) pairs that one field row alone holds, of rows whose sites are all in one
+    function (a row is one address and object: the stack address of two frames in turn is
+    one row named after the first frame's local, with the other frame's sites)."""
+    out, seen = {}, collections.Counter()
     for line in d["lines"]:
         a = int(line["addr"], 16)
         for f in line["fields"]:
+            one = len({s["func"] for s in f["sites"]}) == 1
             for s in f["sites"]:
-                if f["named"]:
+                seen[(a + f["offset"], s["ip"])] += 1
+                if f["named"] and one:
                     out[(a + f["offset"], s["ip"])] = (f["object"] or "", f["obj_base"],
                                                        s["count"])
-    return out
+    return {k: v for k, v in out.items() if seen[k] == 1}
 
 
 def bare(obj):

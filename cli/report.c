@@ -16,6 +16,7 @@
 #include "render/stats_print.h"
 #include "render/c2c_print.h"
 #include "render/heatmap_print.h"
+#include "symbolize/data.h"
 
 #define MAX_HEAT_TYPES 5
 #define HM_REPORT_BATCH (1 << 18)	/* accesses per batch: docs/report.md, Memory */
@@ -362,6 +363,13 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 	}
 	v.source = lines.source;
 	v.warning = rec->kernel_warning;
+	{
+		struct hm_data_stats ds;
+
+		hm_data_stats(hm_resolver_data(rec->resolver), 0, &ds);
+		v.slab_source = ds.slab_source;
+		v.kernel_slab = ds.kernel_slab;
+	}
 	if ((a->heatmap || a->html) && (rc = pick_heat(a, r, hp, &nh)))
 		return rc;
 	if (a->html) {

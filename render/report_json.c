@@ -276,6 +276,12 @@ static void stats(struct hm_json *j, const struct hm_report_view *v)
 	counts(j, "threads", "tid", l->threads, (uint32_t)l->nr_threads, 1);
 	if (l->by_source[HM_SRC_PMU])
 		c2c_obj(j, "c2c", &l->c2c);
+	if (v->slab_source) {	/* kernel heap named by its slab cache (docs/kernel.md) */
+		hm_json_obj_begin(j, "kernel_slab");
+		hm_json_u64(j, "named", v->kernel_slab);
+		hm_json_str(j, "facts", v->slab_source);
+		hm_json_obj_end(j);
+	}
 	hm_json_obj_end(j);
 }
 

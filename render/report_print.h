@@ -30,6 +30,9 @@ struct hm_report_view {
 	size_t nr_heat;
 	const char *warning;		/* what was forced (--force), or NULL; JSON "warnings" */
 	const struct hm_c2c_view *c2c;	/* --view c2c: JSON "c2c_view"; NULL otherwise */
+	const char *slab_source;	/* kernel heap named by slab cache, from "kcore"; NULL:
+					 * not so named (JSON stats.kernel_slab absent) */
+	uint64_t kernel_slab;		/* lookups the slab cache named */
 };
 
 /* "lines", "fields", "sharing", "splits" -> kind; -1 when unknown. */

@@ -105,6 +105,16 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 				(unsigned long long)ds.kernel_enclosed,
 				(unsigned long long)(ds.kernel_heap > ds.kernel_enclosed ?
 						     ds.kernel_heap - ds.kernel_enclosed : 0));
+		if (ds.slab_source)
+			fprintf(out, "  kernel heap named by slab cache (the kmem_cache of the "
+				"object's page; slab facts read from %s): %llu\n", ds.slab_source,
+				(unsigned long long)ds.kernel_slab);
+		else if (ds.slab_hint)
+			fprintf(out, "  %s\n", ds.slab_hint);
+		if (ds.kernel_stack_args)
+			fprintf(out, "  kernel locals without DWARF, typed by the callee parameter "
+				"their address is passed to: %llu\n",
+				(unsigned long long)ds.kernel_stack_args);
 		if (ds.kernel_hint)
 			fprintf(out, "  %s\n", ds.kernel_hint);
 	}

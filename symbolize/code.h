@@ -132,5 +132,10 @@ int hm_code_kernel_relocated(struct hm_code *c, uint64_t ip, size_t len);
 int hm_code_kernel_module(struct hm_code *c, uint64_t ip, const char **path, uint64_t *bias);
 /* Returns 0 when out->vmlinux or out->kcore is set, else -1 with out->why. */
 int hm_code_kernel_image(struct hm_code *c, struct hm_code_kernel *out);
+/* The kallsyms addresses of n kernel symbols of any kind (variables too), for reading
+ * them from kcore with hm_code_read (code_kdata.c): 0 when kcore serves the kernel's
+ * bytes and kallsyms is of its boot and lists all n, else -1. */
+int hm_code_kernel_data(struct hm_code *c, const char *const *names, uint64_t *addrs,
+			size_t n);
 
 #endif

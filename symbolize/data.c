@@ -28,6 +28,8 @@ int hm_data_open(struct hm_data **out, struct hm_err *err)
 	hm_map64_init(&d->labels);
 	hm_map64_init(&d->fields);
 	hm_map64_init(&d->splits);
+	hm_map64_init(&d->slab_types);
+	hm_map64_init(&d->kstack);
 	hm_map64_init(&d->unres_idx);
 	*out = d;
 	return 0;
@@ -59,6 +61,9 @@ void hm_data_close(struct hm_data *d)
 	hm_map64_free(&d->labels);
 	hm_map64_free(&d->fields);
 	hm_map64_free(&d->splits);
+	hm_map64_free(&d->slab_types);
+	hm_map64_free(&d->kstack);
+	hm_slab_close(d->slab);
 	hm_map64_free(&d->procs);
 	hm_hash_free(&d->strs);
 	hm_hash_free(&d->mods);

@@ -84,6 +84,8 @@ struct hm_data_obj {
 	const char *hint;		/* what would resolve more (missing debug info); NULL */
 	const char *prefix;		/* what field paths start with: the variable's name,
 					 * the heap type's bare name; NULL when unnamed */
+	uint8_t whole;			/* heap: the object is all of its allocation (a slab
+					 * object), so no access continues into a next element */
 };
 
 /* Names q's data address. Returns 0 with *out filled (method HM_M_UNKNOWN or
@@ -157,6 +159,13 @@ struct hm_data_stats {
 						 * next hm_data_stats or hm_data_close */
 	const char *kernel_hint;	/* why kernel data go unnamed or untyped, and the fix;
 					 * NULL when they are typed or no kernel was set */
+	uint64_t kernel_slab;		/* kernel heap results named by the slab cache of
+					 * their page (symbolize/slab.h) */
+	const char *slab_source;	/* where the slab facts came from: "kcore"; NULL when
+					 * kernel heap is not named by slab cache */
+	const char *slab_hint;		/* why not, when kcore was there; else NULL */
+	uint64_t kernel_stack_args;	/* kernel stack results without DWARF: a local typed
+					 * by the callee parameter it is passed to */
 };
 
 void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);

@@ -8,6 +8,7 @@
 #include "core/arena.h"
 #include "core/hash.h"
 #include "symbolize/data.h"
+#include "symbolize/slab.h"
 #include "symbolize/typeinfer.h"
 
 /* ---- One ELF file's DWARF (data_dwarf.c, typeinfer.c) ---- */
@@ -153,6 +154,12 @@ struct hm_data {
 	struct hm_data_unresolved *unres, *top;
 	size_t nr_unres, cap_unres;
 	struct hm_code *files;		/* hm_data_set_files; NULL: read recorded paths */
+	struct hm_slab *slab;		/* kernel heap by slab cache (data_slab.c); NULL */
+	struct hm_layout *slab_lay;	/* the types its cache names are looked up in */
+	const char *slab_source;	/* where its facts come from: "kcore" */
+	const char *slab_hint;		/* why there is none, when the kernel has kcore */
+	struct hm_map64 slab_types;	/* kmem_cache address + 1 -> its type (data_slab.c) */
+	struct hm_map64 kstack;		/* function start + 1 -> its frame (data_kstack.c) */
 };
 
 /* data.c */
@@ -209,6 +216,16 @@ int data_enclose(struct hm_data *d, const struct data_proc *p, uint64_t addr,
 struct data_proc *data_known_space(struct hm_data *d, uint32_t pid, int kernel,
 				   uint64_t addr, int create);
 
+/* data_slab.c: the slab lookup over kcore for the kernel of m (its BTF at btf_path), or
+ * d->slab_hint saying why not; addr named from the slab object holding it when its cache
+ * names a type (0), else -1. */
+void data_slab_kcore(struct hm_data *d, struct data_mod *m, struct hm_code *code,
+		     const char *btf_path);
+int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t ip,
+		   uint64_t addr, struct hm_data_obj *out);
+/* The slab object holding addr, whatever its cache (kmalloc-192 too): 0 with its base. */
+int data_slab_object(struct hm_data *d, uint64_t addr, uint64_t *base, uint32_t *object_size);
+
 /* data_stack.c */
 struct data_regs {
 	uint64_t mask;
@@ -217,6 +234,11 @@ struct data_regs {
 /* addr in the frame of the function at file address pc of img (sampled registers r). */
 int data_stack(struct hm_data *d, const struct data_image *img, uint64_t ip, uint64_t addr,
 	       const struct data_regs *r, struct hm_data_obj *out);
+/* data_kstack.c: addr in the sampled kernel frame without DWARF, as a local whose
+ * address the function passes to a callee (typed by that parameter's BTF type). */
+int data_kstack(struct hm_data *d, const struct data_image *img, uint64_t ip, uint64_t addr,
+		const struct data_regs *r, struct hm_data_obj *out);
+
 /* DWARF register number -> enum hm_reg. */
 int data_dwarf_reg(uint64_t dwreg);
 

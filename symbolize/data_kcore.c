@@ -157,6 +157,7 @@ int data_kernel_kcore(struct hm_data *d, const struct hm_data_kernel *k)
 		return -1;
 	}
 	percpu_syms(d, m, k->btf);
+	data_slab_kcore(d, m, k->code, k->btf);
 	if (hm_ti_open_code(&code, m->lay, &m->ti, &err) != 0) {
 		d->kernel_hint = hm_arena_strdup(&d->arena, err.msg);
 		return -1;

@@ -261,10 +261,24 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	if (code && addr && data_image_holds(code, addr) && data_global(d, code, addr, out) == 0)
 		return;
 	stack = on_kernel_stack(&r, addr);
-	if (code && stack && data_stack(d, code, q->ip, addr, &r, out) == 0)
+	if (code && stack && (data_stack(d, code, q->ip, addr, &r, out) == 0 ||
+			      data_kstack(d, code, q->ip, addr, &r, out) == 0))
 		return;
 	kp = data_known_space(d, q->pid, 1, addr, 0);
+	/* the slab object's own type and base beat the pointer's type (an inode * into an
+	 * xfs_inode) */
+	if (!stack && data_slab_name(d, code, q->ip, addr, out) == 0)
+		return;
 	if (code && op && heap(d, code, q->ip, op, &r, addr, stack, &exact, out) == 0) {
+		uint64_t sbase;
+		uint32_t ssize;
+
+		/* typed at the very start of a slab object it fits (kmalloc-2k holding an
+		 * ext4_sb_info): that is the object, whatever the registers said */
+		if (!stack && !exact && out->type && out->base &&
+		    data_slab_object(d, addr, &sbase, &ssize) == 0 && sbase == out->base &&
+		    hm_type_strip(out->type)->size <= ssize)
+			exact = 1;
 		named_heap(d, kp, addr, exact, out);
 		return;
 	}
@@ -361,6 +375,8 @@ void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out)
 
 	*out = d->st;
 	out->kernel_hint = d->kernel_hint;
+	out->slab_source = d->slab ? d->slab_source : NULL;
+	out->slab_hint = d->slab_hint;
 	free(d->top);
 	d->top = NULL;
 	out->nr_top = 0;

@@ -87,13 +87,20 @@ struct split_memo {
 	struct hm_data_part parts[];
 };
 
+/* A heap object's type is one element of what the pointer points into, unless the object
+ * is its whole allocation. */
+static int split_wraps(const struct hm_data_obj *obj)
+{
+	return obj->method == HM_M_HEAP && !obj->whole;
+}
+
 static uint64_t split_key(const struct hm_data_obj *obj, uint32_t size, size_t max)
 {
 	uint64_t h = (uint64_t)(uintptr_t)obj->type * 0x9e3779b97f4a7c15ull;
 
 	h ^= ((uint64_t)(uintptr_t)obj->prefix + (h << 6) + (h >> 2)) * 0xff51afd7ed558ccdull;
 	h ^= (obj->offset + (h << 6) + (h >> 2)) * 0xc4ceb9fe1a85ec53ull;
-	h ^= (((uint64_t)size << 8 | max << 1 | (obj->method == HM_M_HEAP)) + (h << 6)) *
+	h ^= (((uint64_t)size << 8 | max << 1 | split_wraps(obj)) + (h << 6)) *
 	     0x9e3779b97f4a7c15ull;
 	return h | 1;	/* never 0: map64 keys are non-zero */
 }
@@ -102,13 +109,13 @@ static int split_memo_is(const struct split_memo *m, const struct hm_data_obj *o
 			 uint32_t size, size_t max)
 {
 	return m->type == obj->type && m->prefix == obj->prefix && m->offset == obj->offset &&
-	       m->size == size && m->wrap == (obj->method == HM_M_HEAP) && m->max == max;
+	       m->size == size && m->wrap == split_wraps(obj) && m->max == max;
 }
 
 static size_t split_compute(struct hm_data *d, const struct hm_data_obj *obj, uint32_t size,
 			    struct hm_data_part *out, size_t max)
 {
-	size_t n = hm_data_split_type(obj->type, obj->offset, size, obj->method == HM_M_HEAP,
+	size_t n = hm_data_split_type(obj->type, obj->offset, size, split_wraps(obj),
 				      out, max);
 
 	for (size_t i = 0; i < n; i++)
@@ -136,7 +143,7 @@ size_t hm_data_split(struct hm_data *d, const struct hm_data_obj *obj, uint32_t 
 		return n;
 	m = hm_arena_alloc(&d->arena, sizeof(*m) + n * sizeof(*out));
 	*m = (struct split_memo){obj->type, obj->prefix, obj->offset, size,
-				 obj->method == HM_M_HEAP, max, n};
+				 split_wraps(obj), max, n};
 	memcpy(m->parts, out, n * sizeof(*out));
 	hm_map64_put(&d->splits, key, m);
 	return n;

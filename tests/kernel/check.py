@@ -18,6 +18,7 @@ import time
 
 import check_xfs
 import check_cases
+import check_slab
 
 WORKLOADS = {  # name: (setup step it needs, kernel function prefixes the workload reaches)
     "xattr_list": (None, ("simple_xattr", "shmem_listxattr", "vfs_listxattr", "listxattr")),
@@ -261,6 +262,7 @@ def check_workload(a, name, steps, guest_secs):
     if name in SPIN_WORKLOADS:
         check_spin(a, name, host, counts)
     check_cases.after_workload(check, a, name, host, p.stderr)
+    check_slab.after_workload(check, a, name, host, guest)
 
 
 PRIMITIVE = re.compile(r"^_*(memset|memcpy|memmove|copy_user|copy_to_user|copy_from_user|"
@@ -543,6 +545,8 @@ def main():
     if steps:
         check_other_build(a)
         check_kallsyms(a)
+    if steps:
+        check_slab.check_slabinfo(check, a, run)
     check_alternatives(a)
     check_compare(a)
     check_cases.check_xattr_compare(check, a)

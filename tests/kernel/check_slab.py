@@ -1,0 +1,153 @@
+"""Kernel heap named by slab cache (issue 12; docs/kernel.md), called from check.py: the
+guest's report (no vmlinux: /proc/kcore and BTF) names at least 60% of what the host's
+(the -dbg vmlinux) names outside string and copy primitives (issue 12's 80% is printed
+against: met on xattr_list and create_unlink, not yet on orphan and pread_block; the
+orphan lock line is not named as its container in the guest); and the objects' bases agree with the
+guest kernel's own /proc/slabinfo (second tool) and pahole's sizes of their types.
+"""
+import collections
+import os
+import re
+
+TARGET = 0.80	# issue 12's target: printed against, not yet met on every workload
+FLOOR = 0.60	# asserted: below the 69-84% measured (sampling moves it by a few points), far
+		# above the 27-29% before slab naming
+# Caches whose objects the guest names, and their types (symbolize/slab.c's rule); not
+# inode_cache: a struct inode is also the vfs_inode inside ext4's and shmem's inodes, which
+# the instruction's pointer type names where the slab cannot (a freed inode's page)
+CACHE_TYPES = {"dentry": "dentry", "ext4_inode_cache": "ext4_inode_info",
+               "shmem_inode_cache": "shmem_inode_info", "filp": "file",
+               "task_struct": "task_struct"}
+PRIMITIVE = re.compile(r"^_*(memset|memcpy|memmove|copy_user|copy_to_user|copy_from_user|"
+                       r"clear_user|clear_page|rep_movs|rep_stos)")
+SLABSTATS = re.compile(r"kernel heap named by slab cache \(.*?read from (\w+)\): (\d+)")
+BASES = collections.defaultdict(set)	# type -> object bases the guest named (all workloads)
+
+
+def share(d):
+    s = d["samples"]
+    w = s["with_addr"] - s.get("primitives", 0)
+    r = s["resolved"] - s.get("primitives_resolved", 0)
+    return 100.0 * r / w if w > 0 else 0.0
+
+
+def after_workload(check, a, name, host, guest):
+    if not guest:
+        return
+    h, g = share(host), share(guest)
+    slab = guest["stats"].get("kernel_slab", {})
+    print("# %-28s named outside primitives: host %.1f%%, guest %.1f%% (%.0f%% of the "
+          "host's; guest named by slab cache %s)" % (name, h, g, 100.0 * g / h if h else 0,
+                                                     slab.get("named", "-")))
+    print("# %-28s guest at %.0f%% of the host: issue 12's %d%% target %s" %
+          (name, 100.0 * g / h if h else 0, 100 * TARGET,
+           "met" if h > 0 and g >= TARGET * h else "NOT met"))
+    check(name + ": guest (kcore+BTF) names >= %d%% of what the host (vmlinux) names "
+          "outside primitives (host %.1f%%, guest %.1f%%)" % (100 * FLOOR, h, g),
+          h > 0 and g >= FLOOR * h, "guest at %.0f%% of the host" % (100.0 * g / h if h else 0))
+    check(name + ": guest report says kernel heap was named by slab cache, facts from kcore",
+          slab.get("facts") == "kcore" and slab.get("named", 0) > 0,
+          "stats.kernel_slab: %s" % slab)
+    try:
+        with open(os.path.join(a.out, name + ".guestreport.err")) as f:
+            m = SLABSTATS.search(f.read())
+    except OSError:
+        m = None
+    check(name + ": guest --stats counts the accesses named by slab cache as JSON does",
+          m is not None and m.group(1) == "kcore" and int(m.group(2)) == slab.get("named"),
+          "--stats %s, JSON %s" % (m.groups() if m else None, slab.get("named")))
+    for line in guest["lines"]:
+        for f in line["fields"]:
+            o = f.get("object") or ""
+            # not a primitive's wide access split by the type (memset over a file)
+            if o.startswith("struct ") and f.get("obj_base") and "(stack of" not in o and \
+                    not any(PRIMITIVE.match(s["func"] or "") for s in f["sites"]):
+                BASES[o[7:]].add(int(f["obj_base"], 16))
+    check_locals(check, name, host, guest)
+    if name == "orphan":
+        # Not asserted: ext4_sb_info is a kmalloc object (its cache names no type) and no
+        # function entry in the workload's code takes it as a BTF-typed argument.
+        orphan = [f["field"] for line in guest["lines"] for f in line["fields"]
+                  if (f["field"] or "").startswith("ext4_sb_info.s_orphan_lock")]
+        print("# orphan: guest names the orphan lock line as %s (host: "
+              "ext4_sb_info.s_orphan_lock...; known gap, docs/kernel.md)" %
+              (sorted(set(orphan))[:3] or "nothing"))
+
+
+def by_site(d):
+    """(address, ip) -> (object, obj_base, records) of every named field, for the
+    (address, ip) pairs that one field row alone holds, of rows whose sites are all in one
+    function (a row is one address and object: the stack address of two frames in turn is
+    one row named after the first frame's local, with the other frame's sites)."""
+    out, seen = {}, collections.Counter()
+    for line in d["lines"]:
+        a = int(line["addr"], 16)
+        for f in line["fields"]:
+            one = len({s["func"] for s in f["sites"]}) == 1
+            for s in f["sites"]:
+                seen[(a + f["offset"], s["ip"])] += 1
+                if f["named"] and one:
+                    out[(a + f["offset"], s["ip"])] = (f["object"] or "", f["obj_base"],
+                                                       s["count"])
+    return {k: v for k, v in out.items() if seen[k] == 1}
+
+
+def bare(obj):
+    return obj.split(" (stack of")[0].split("[")[0]
+
+
+def check_locals(check, name, host, guest):
+    """Kernel locals the guest typed without DWARF (by the callee they are passed to)
+    against the host's DWARF frame at the same sample: same type, same base."""
+    h, agree, other = by_site(host), 0, collections.Counter()
+    for k, (obj, base, n) in by_site(guest).items():
+        if "(stack of" not in obj or k not in h or "(stack of" not in h[k][0]:
+            continue
+        if bare(obj) == bare(h[k][0]) and base == h[k][1]:
+            agree += n
+        else:
+            other["%s vs host %s" % (obj, h[k][0])] += n
+    total = agree + sum(other.values())
+    check(name + ": guest locals typed by callee parameters agree with the host's DWARF "
+          "(%d of %d accesses)" % (agree, total), total == 0 or agree >= 0.9 * total,
+          "; ".join("%s (%d)" % kv for kv in other.most_common(3)))
+
+
+def slabinfo(path):
+    """name -> (objsize: the slot stride, kmem_cache.size) from /proc/slabinfo 2.1."""
+    out = {}
+    try:
+        with open(path) as f:
+            for ln in f:
+                p = ln.split()
+                if len(p) > 4 and not ln.startswith("#") and p[1].isdigit():
+                    out[p[0]] = int(p[3])
+    except OSError:
+        pass
+    return out
+
+
+def check_slabinfo(check, a, run):
+    """Two objects of one cache on one page lie a whole number of slots apart, the slot
+    being /proc/slabinfo's objsize in the guest; and pahole's size of the type fits it."""
+    info = slabinfo(os.path.join(a.out, "slabinfo"))
+    if not check("guest /proc/slabinfo saved (%d caches)" % len(info), bool(info), "none"):
+        return
+    rows, bad = [], []
+    for cache, typ in CACHE_TYPES.items():
+        bases = sorted(BASES.get(typ, ()))
+        if cache not in info or len(bases) < 2:
+            continue
+        p, _ = run(["pahole", "-C", typ, "--hex", a.vmlinux])
+        m = re.search(r"/\* size: (0x[0-9a-f]+|\d+),", p.stdout)
+        size = int(m.group(1), 0) if m else -1
+        pairs = [(x, y) for x, y in zip(bases, bases[1:]) if x >> 12 == y >> 12]
+        off = [(x, y) for x, y in pairs if (y - x) % info[cache]]
+        rows.append("%s: %d bases, %d same-page pairs, slot %d, pahole %d" %
+                    (cache, len(bases), len(pairs), info[cache], size))
+        # task_struct's FPU state is sized at boot (symbolize/slab.c): shorter than pahole's
+        if off or size < 0 or (size > info[cache] and cache != "task_struct"):
+            bad.append("%s: %d pairs off the slot grid, pahole size %d" % (cache, len(off), size))
+    print("# slab objects vs /proc/slabinfo: " + "; ".join(rows))
+    check("guest slab objects lie on /proc/slabinfo's slot grid and fit pahole's sizes "
+          "(%d caches)" % len(rows), rows and not bad, "; ".join(bad) or "no cache to check")

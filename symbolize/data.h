@@ -157,6 +157,7 @@ struct hm_data_stats {
 						 * next hm_data_stats or hm_data_close */
 	const char *kernel_hint;	/* why kernel data go unnamed or untyped, and the fix;
 					 * NULL when they are typed or no kernel was set */
+	uint64_t kmod_globals;		/* kernel modules' globals named (data_kmod.c) */
 };
 
 void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);

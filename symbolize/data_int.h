@@ -209,6 +209,13 @@ int data_enclose(struct hm_data *d, const struct data_proc *p, uint64_t addr,
 struct data_proc *data_known_space(struct hm_data *d, uint32_t pid, int kernel,
 				   uint64_t addr, int create);
 
+/* data_kmod.c: a module's global at runtime addr, through its recorded section load
+ * addresses and its debug file (host), or kallsyms' module data symbols (symbol only);
+ * and a heap result whose object starts at a module data symbol renamed after it. */
+int data_kmod_global(struct hm_data *d, uint64_t addr, struct hm_data_obj *out);
+int data_kmod_symbol(struct hm_data *d, uint64_t addr, struct hm_data_obj *out);
+void data_kmod_relabel(struct hm_data *d, uint64_t addr, struct hm_data_obj *out);
+
 /* data_stack.c */
 struct data_regs {
 	uint64_t mask;

@@ -260,14 +260,20 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 		addr = ea;
 	if (code && addr && data_image_holds(code, addr) && data_global(d, code, addr, out) == 0)
 		return;
+	if (addr && data_kmod_global(d, addr, out) == 0)
+		return;
 	stack = on_kernel_stack(&r, addr);
 	if (code && stack && data_stack(d, code, q->ip, addr, &r, out) == 0)
 		return;
 	kp = data_known_space(d, q->pid, 1, addr, 0);
 	if (code && op && heap(d, code, q->ip, op, &r, addr, stack, &exact, out) == 0) {
 		named_heap(d, kp, addr, exact, out);
+		if (!stack)
+			data_kmod_relabel(d, addr, out);
 		return;
 	}
+	if (addr && !stack && data_kmod_symbol(d, addr, out) == 0)
+		return;
 	memset(out, 0, sizeof(*out));
 	out->method = addr || needs ? HM_M_UNKNOWN : HM_M_NOADDR;
 	out->module = code ? code->mod->path : "[kernel.kallsyms]";

@@ -26,7 +26,7 @@ LAB=$(cd "$LAB" && pwd)
 "$HERE/fetch.sh" "$LAB" "$KV" "$KV_OTHER" || die "fetch failed (apt-get; see above)"
 make -C "$ROOT" -j2 --no-print-directory all >/dev/null || die "make failed"
 mkdir -p "$LAB/bin"
-for w in xattr_list create_unlink orphan pread_block; do
+for w in xattr_list create_unlink orphan pread_block loop_ctl; do
 	gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -static -pthread \
 		-o "$LAB/bin/$w" "$HERE/$w.c" || die "cannot build workload $w"
 done

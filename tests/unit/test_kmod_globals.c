@@ -1,0 +1,180 @@
+/* Kernel modules' globals (core/ksections.c, symbolize/code_kmoddata.c, data_kmod.c).
+ * The section table's encoding is checked on data made here. The naming and relocation
+ * run on the real -dbg loop.ko of the kernel lab (build-lab/root, Debian 6.1.0-57-cloud;
+ * skipped without it); only its section load addresses are made up here (a recording
+ * carries the ones /sys/module/loop/sections showed). */
+#include "code_util.h"
+#include "core/ksections.h"
+#include "symbolize/data.h"
+#include "symbolize/decode.h"
+
+#define KV "6.1.0-57-cloud-amd64"
+#define LOOP "/lib/modules/" KV "/kernel/drivers/block/loop.ko"
+#define ROOT "build-lab/root"
+#define START 0xffffffffc03c1000ull	/* .text, as /proc/modules showed in the lab */
+#define DATA 0xffffffffc03c9000ull
+#define BSS 0xffffffffc03ca000ull
+
+static void test_sections_round_trip_and_perf_padding(void **state)
+{
+	struct hm_ksect v[3] = {{".text", START}, {".data", DATA}, {".data..percpu", 0x3c800}};
+	struct hm_ksect out[4];
+	uint8_t buf[256], zeros[32] = {0};
+	size_t n;
+
+	(void)state;
+	n = hm_ksect_encode(v, 3, buf, sizeof(buf));
+	assert_true(n > 0 && n % 8 == 0);
+	assert_int_equal(hm_ksect_decode(buf, n, out, 4), 3);
+	assert_string_equal(out[2].name, ".data..percpu");
+	assert_int_equal(out[1].addr, DATA);
+	assert_int_equal(hm_ksect_decode(zeros, sizeof(zeros), out, 4), 0);	/* perf's */
+	assert_int_equal(hm_ksect_encode(v, 3, buf, 40), 0);	/* does not fit */
+}
+
+/* loop_ctl_mutex's offset in .data, and the first .rela.text place that addresses .data
+ * rip-relatively (R_X86_64_PC32 against the .data symbol: loop.ko's own loads; its
+ * references to loop_ctl_mutex are `mov $loop_ctl_mutex,%rdi` immediates, R_X86_64_32S)
+ * with *target the .data offset it means when the place ends its instruction. */
+static int loop_facts(const char *ko, uint64_t *mutex_off, uint64_t *place, uint64_t *target)
+{
+	int fd = open(ko, O_RDONLY), found = 0;
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstr, datandx = 0;
+
+	elf_version(EV_CURRENT);
+	if (fd < 0 || !(e = elf_begin(fd, ELF_C_READ, NULL)) || elf_getshdrstrndx(e, &shstr))
+		return -1;
+	*mutex_off = UINT64_MAX;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		gelf_getshdr(scn, &sh);
+		if (!strcmp(elf_strptr(e, shstr, sh.sh_name), ".data"))
+			datandx = elf_ndxscn(scn);
+		if (sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+
+			gelf_getsym(d, (int)i, &s);
+			if (!strcmp(elf_strptr(e, sh.sh_link, s.st_name), "loop_ctl_mutex"))
+				*mutex_off = s.st_value;
+		}
+	}
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh, ssh;
+		Elf_Data *d, *sd;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_RELA ||
+		    strcmp(elf_strptr(e, shstr, sh.sh_name), ".rela.text") || !(d = elf_getdata(scn, NULL)))
+			continue;
+		gelf_getshdr(elf_getscn(e, sh.sh_link), &ssh);
+		sd = elf_getdata(elf_getscn(e, sh.sh_link), NULL);
+		for (size_t i = 0; !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym s;
+
+			gelf_getrela(d, (int)i, &r);
+			gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &s);
+			if (GELF_R_TYPE(r.r_info) == R_X86_64_PC32 && s.st_shndx == datandx &&
+			    GELF_ST_TYPE(s.st_info) == STT_SECTION) {
+				*place = r.r_offset;
+				*target = s.st_value + (uint64_t)r.r_addend + 4;
+				found = 1;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found && *mutex_off != UINT64_MAX ? 0 : -1;
+}
+
+/* The instruction whose last 4 bytes are at .text offset place, decoded from the
+ * relocated bytes: its rip-relative operand is loop_ctl_mutex where .data was put. */
+static void check_relocated_operand(struct hm_code *c, uint64_t place, uint64_t want)
+{
+	struct hm_decoder *dec;
+	struct hm_err err = {0};
+	int checked = 0;
+
+	assert_int_equal(hm_decode_open(&dec, &err), 0);
+	for (uint64_t len = 5; len <= 12 && !checked; len++) {	/* where it starts */
+		uint8_t b[16];
+		struct hm_insn in;
+		uint64_t ip = START + place + 4 - len, ea;
+
+		if (hm_code_read(c, 0, ip, 1, b, len) != len ||
+		    hm_decode_insn(dec, b, len, ip, &in) != 0 || in.len != len || !in.nr_mem ||
+		    in.mem[0].base != HM_REG_RIP)
+			continue;
+		assert_int_equal(hm_decode_ea(&in, &in.mem[0], 0, NULL, 0, 0, &ea, NULL), 0);
+		assert_int_equal(ea, want);
+		assert_int_equal(hm_code_kernel_relocated(c, ip, in.len), 0);	/* decoded now */
+		checked = 1;
+	}
+	assert_true(checked);
+	hm_decode_close(dec);
+}
+
+static void test_loop_ko_global_named_and_relocated(void **state)
+{
+	struct hm_code_opts o = {.vmlinux = "", .kallsyms = KALLSYMS, .kernel_release = KV,
+				 .sysroot = ROOT, .kcore = ""};
+	struct hm_ksect v[3] = {{".text", START}, {".data", DATA}, {".bss", BSS}};
+	uint8_t buf[256];
+	uint64_t off = 0, place = 0, target = 0, got;
+	const char *path, *sec;
+	struct hm_code *c;
+	struct hm_data *d;
+	struct hm_err err = {0};
+	struct hm_data_query q = {.kernel = 1};
+	struct hm_data_obj obj;
+	struct hm_data_stats st;
+	size_t n;
+
+	(void)state;
+	if (access(ROOT "/usr/lib/debug" LOOP, R_OK) ||
+	    loop_facts(ROOT "/usr/lib/debug" LOOP, &off, &place, &target))
+		skip();
+	c = open_code(&o);
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, START, 0x8000, 0, LOOP, NULL, 0), 0);
+	n = hm_ksect_encode(v, 3, buf, sizeof(buf));
+	assert_int_equal(hm_code_add_kmod_sections(c, START, buf, n), 0);
+	assert_int_equal(hm_code_kernel_datasec(c, DATA + off + 8, &path, &sec, &got), 0);
+	assert_string_equal(sec, ".data");
+	assert_int_equal(got, off + 8);
+	check_relocated_operand(c, place, DATA + target);
+
+	/* Named through loop.ko's DWARF: the mutex's owner word, as a mutex spinner reads it */
+	assert_int_equal(hm_data_open(&d, &err), 0);
+	hm_data_set_files(d, c);
+	q.addr = DATA + off;
+	assert_int_equal(hm_data_resolve(d, &q, &obj), 0);
+	assert_int_equal(obj.method, HM_M_GLOBAL);
+	assert_string_equal(obj.object, "loop_ctl_mutex");
+	assert_non_null(obj.type);
+	assert_string_equal(obj.field, "loop_ctl_mutex.owner.counter");
+	assert_int_equal(obj.base, DATA + off);
+	/* past the end of .data (its size from the file): not loop.ko's */
+	q.addr = DATA + 0x100000;
+	assert_int_equal(hm_data_resolve(d, &q, &obj), 0);
+	assert_int_not_equal(obj.method, HM_M_GLOBAL);
+	hm_data_stats(d, 0, &st);
+	assert_int_equal(st.kmod_globals, 1);
+	hm_data_close(d);
+	hm_code_close(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sections_round_trip_and_perf_padding),
+		cmocka_unit_test(test_loop_ko_global_named_and_relocated),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -227,7 +227,7 @@ static size_t module_sections(const char *name, uint8_t *buf, size_t cap)
 		fclose(f);
 		if (!ok)
 			continue;
-		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		memcpy(v[n].name, de->d_name, strlen(de->d_name) + 1);	/* < 64: checked */
 		v[n++].addr = addr;
 		nonzero |= addr != 0;
 	}

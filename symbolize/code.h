@@ -136,6 +136,11 @@ int hm_code_add_kmod_sections(struct hm_code *c, uint64_t start, const uint8_t *
  * name and addr's offset in it; 0 if so, -1 otherwise and with kcore's live code. */
 int hm_code_kernel_datasec(struct hm_code *c, uint64_t addr, const char **path,
 			   const char **sec, uint64_t *off);
+/* The module whose recorded per-CPU section (.data..percpu: its load address is a
+ * per-CPU offset, as %gs:off uses it) holds per-CPU offset off: that module's file and
+ * off's offset in the section; 0 if so. */
+int hm_code_kernel_percpusec(struct hm_code *c, uint64_t off, const char **path,
+			     uint64_t *in);
 /* The module data symbol of kallsyms holding addr (it ends at the next one): its name,
  * address and module; 0 if so. */
 int hm_code_kernel_datasym(struct hm_code *c, uint64_t addr, const char **name,

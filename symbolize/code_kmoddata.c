@@ -165,24 +165,51 @@ int hm_code_kernel_datasec(struct hm_code *c, uint64_t addr, const char **path,
 		return -1;	/* live code: kallsyms names module data (datasym) */
 	for (size_t i = 0; i < k->nr_mods; i++) {
 		struct code_kmod *m = &k->mods[i];
-		const struct hm_ksect *best = NULL;
 
-		if (!m->nr_secs)
+		if (!m->nr_secs || addr < m->start || addr >= m->end)
 			continue;
-		for (size_t j = 0; j < m->nr_secs; j++)
-			if (m->secs[j].addr && m->secs[j].addr <= addr &&
-			    (!best || m->secs[j].addr > best->addr))
-				best = &m->secs[j];
-		if (!best || addr - best->addr >= (1ull << 30))
+		if (!m->loaded)
+			code_kmod_load(c, m);
+		if (!m->dso || !m->dso->path || !m->dso->elf)
+			return -1;
+		/* Sections may be empty or overlap their neighbours' ends: the one whose
+		 * extent (its size in the file) holds addr. */
+		for (size_t j = 0; j < m->nr_secs; j++) {
+			const struct hm_ksect *s = &m->secs[j];
+
+			if (!s->addr || s->addr > addr ||
+			    code_sect_size(m->dso->elf, s->name) <= addr - s->addr)
+				continue;
+			*path = m->dso->path;
+			*sec = s->name;
+			*off = addr - s->addr;
+			return 0;
+		}
+		return -1;
+	}
+	return -1;
+}
+
+int hm_code_kernel_percpusec(struct hm_code *c, uint64_t off, const char **path,
+			     uint64_t *in)
+{
+	struct code_kernel *k = &c->k;
+
+	if (k->kcore_path)
+		return -1;
+	for (size_t i = 0; i < k->nr_mods; i++) {
+		struct code_kmod *m = &k->mods[i];
+		const struct hm_ksect *s = sect_named(m, ".data..percpu");
+
+		if (!s || !s->addr || off < s->addr)
 			continue;
 		if (!m->loaded)
 			code_kmod_load(c, m);
 		if (!m->dso || !m->dso->path || !m->dso->elf ||
-		    code_sect_size(m->dso->elf, best->name) <= addr - best->addr)
+		    code_sect_size(m->dso->elf, s->name) <= off - s->addr)
 			continue;
 		*path = m->dso->path;
-		*sec = best->name;
-		*off = addr - best->addr;
+		*in = off - s->addr;
 		return 0;
 	}
 	return -1;

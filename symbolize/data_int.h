@@ -213,6 +213,8 @@ struct data_proc *data_known_space(struct hm_data *d, uint32_t pid, int kernel,
  * addresses and its debug file (host), or kallsyms' module data symbols (symbol only);
  * and a heap result whose object starts at a module data symbol renamed after it. */
 int data_kmod_global(struct hm_data *d, uint64_t addr, struct hm_data_obj *out);
+/* %gs:off (addr: the sampled address, or 0) in a module's per-CPU section. */
+int data_kmod_percpu(struct hm_data *d, uint64_t off, uint64_t addr, struct hm_data_obj *out);
 int data_kmod_symbol(struct hm_data *d, uint64_t addr, struct hm_data_obj *out);
 void data_kmod_relabel(struct hm_data *d, uint64_t addr, struct hm_data_obj *out);
 

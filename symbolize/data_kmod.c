@@ -35,16 +35,21 @@ static uint64_t layout_addr(Elf *elf, const char *name, int *found)
 	return 0;
 }
 
-int data_kmod_global(struct hm_data *d, uint64_t addr, struct hm_data_obj *out)
+static const char *bracket(struct hm_data *d, const char *module)
 {
-	const char *path, *sec;
-	uint64_t off, va;
+	return hm_arena_printf(&d->arena, "[%s]", module);
+}
+
+/* The variable at offset off of section sec of the module file at path, named into out
+ * as if it lay at runtime address at. */
+static int kmod_var(struct hm_data *d, const char *path, const char *sec, uint64_t off,
+		    uint64_t at, struct hm_data_obj *out)
+{
+	uint64_t va;
 	struct data_mod *m;
 	struct data_image img;
 	int found;
 
-	if (!d->files || hm_code_kernel_datasec(d->files, addr, &path, &sec, &off) != 0)
-		return -1;
 	m = data_mod_get(d, path);
 	m->kernel = 1;
 	data_mod_open(d, m);
@@ -53,16 +58,49 @@ int data_kmod_global(struct hm_data *d, uint64_t addr, struct hm_data_obj *out)
 	va = layout_addr(hm_ti_elf(m->ti), sec, &found) + off;
 	if (!found)
 		return -1;
-	img = (struct data_image){0, 0, addr - va, m};
-	if (data_global(d, &img, addr, out) != 0)
+	img = (struct data_image){0, 0, at - va, m};
+	if (data_global(d, &img, at, out) != 0)
 		return -1;
 	d->st.kmod_globals++;
 	return 0;
 }
 
-static const char *bracket(struct hm_data *d, const char *module)
+int data_kmod_global(struct hm_data *d, uint64_t addr, struct hm_data_obj *out)
 {
-	return hm_arena_printf(&d->arena, "[%s]", module);
+	const char *path, *sec;
+	uint64_t off;
+
+	if (!d->files || hm_code_kernel_datasec(d->files, addr, &path, &sec, &off) != 0)
+		return -1;
+	return kmod_var(d, path, sec, off, addr, out);
+}
+
+/* Per-CPU: the module's .data..percpu was placed at a per-CPU offset (x86-64: %gs:off
+ * reads CPU n's copy at __per_cpu_offset[n] + off), named per CPU by the resolver as the
+ * kernel's own per-CPU variables are. */
+int data_kmod_percpu(struct hm_data *d, uint64_t off, uint64_t addr, struct hm_data_obj *out)
+{
+	const char *path, *name, *module;
+	uint64_t in, start;
+
+	if (d->files && hm_code_kernel_percpusec(d->files, off, &path, &in) == 0 &&
+	    kmod_var(d, path, ".data..percpu", in, off, out) == 0) {
+		out->base = addr ? addr - out->offset : 0;
+		return 0;
+	}
+	/* the guest: kallsyms lists a module's per-CPU symbols at their offsets */
+	if (!d->files || hm_code_kernel_datasym(d->files, off, &name, &start, &module) != 0 ||
+	    start >= (1ull << 32))
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->method = HM_M_GLOBAL;
+	out->object = out->prefix = data_intern(d, name);
+	out->offset = off - start;
+	out->base = addr ? addr - out->offset : 0;
+	out->field = data_field(d, out->object, NULL, out->offset);
+	out->module = data_intern(d, bracket(d, module));
+	d->st.kmod_globals++;
+	return 0;
 }
 
 int data_kmod_symbol(struct hm_data *d, uint64_t addr, struct hm_data_obj *out)

@@ -248,10 +248,11 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	/* Zero-based per-CPU data: rip-relative references are relocated at boot by minus
 	 * the KASLR shift, which the vmlinux's bytes (bias: that shift) lack; kcore's code
 	 * has it (bias 0). Such an ea is below the kernel half (resolve/resolve.c). */
-	if (code && op && insn && op->segment == HM_SEG_GS &&
+	if (op && insn && op->segment == HM_SEG_GS &&
 	    hm_decode_ea(insn, op, r.mask, r.regs, 0, 0, &ea, &needs) == 0 && needs &&
-	    data_percpu(d, code, op->base == HM_REG_RIP && (int64_t)ea >= 0 ? ea - code->bias : ea,
-			addr, out) == 0)
+	    ((code && data_percpu(d, code, op->base == HM_REG_RIP && (int64_t)ea >= 0 ?
+				  ea - code->bias : ea, addr, out) == 0) ||
+	     (op->base != HM_REG_RIP && data_kmod_percpu(d, ea, addr, out) == 0)))
 		return;
 	if (needs)
 		addr = 0;	/* the offset, not an address */

@@ -141,7 +141,7 @@ static void test_loop_ko_global_named_and_relocated(void **state)
 	    loop_facts(ROOT "/usr/lib/debug" LOOP, &off, &place, &target))
 		skip();
 	c = open_code(&o);
-	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, START, 0x8000, 0, LOOP, NULL, 0), 0);
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, START, 0x10000, 0, LOOP, NULL, 0), 0);
 	n = hm_ksect_encode(v, 3, buf, sizeof(buf));
 	assert_int_equal(hm_code_add_kmod_sections(c, START, buf, n), 0);
 	assert_int_equal(hm_code_kernel_datasec(c, DATA + off + 8, &path, &sec, &got), 0);
@@ -159,8 +159,8 @@ static void test_loop_ko_global_named_and_relocated(void **state)
 	assert_non_null(obj.type);
 	assert_string_equal(obj.field, "loop_ctl_mutex.owner.counter");
 	assert_int_equal(obj.base, DATA + off);
-	/* past the end of .data (its size from the file): not loop.ko's */
-	q.addr = DATA + 0x100000;
+	/* past the end of .data (its size from the file), still in the module: not named */
+	q.addr = DATA + 0x800;
 	assert_int_equal(hm_data_resolve(d, &q, &obj), 0);
 	assert_int_not_equal(obj.method, HM_M_GLOBAL);
 	hm_data_stats(d, 0, &st);
@@ -169,12 +169,66 @@ static void test_loop_ko_global_named_and_relocated(void **state)
 	hm_code_close(c);
 }
 
+/* A module's per-CPU variable (synthesized: tests/data/kmod_percpu.c built here stands in
+ * for the .ko, its .data..percpu placed at a made-up per-CPU offset): %gs:off names it
+ * with its field, through the module's DWARF. */
+static void test_module_percpu_variable_named(void **state)
+{
+	const char *file = "/lib/modules/6.1.0-test/kernel/fs/hmpcpu.ko";
+	struct hm_code_opts o = {.vmlinux = "", .kallsyms = KALLSYMS,
+				 .kernel_release = "6.1.0-test", .sysroot = P.dir, .kcore = ""};
+	struct hm_ksect v[2] = {{".text", START}, {".data..percpu", 0x3c800}};
+	/* mov %gs:0x3c808,%rax: CPU-local hm_pcpu.writes */
+	static const uint8_t mov[] = {0x65, 0x48, 0x8b, 0x04, 0x25, 0x08, 0xc8, 0x03, 0x00};
+	char ko[700], dir[600];
+	uint8_t buf[128];
+	struct hm_code *c;
+	struct hm_data *d;
+	struct hm_decoder *dec;
+	struct hm_err err = {0};
+	struct hm_insn in;
+	struct hm_data_obj obj;
+	uint64_t off;
+	const char *path;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/usr/lib/debug/lib/modules/6.1.0-test/kernel/fs", P.dir);
+	snprintf(ko, sizeof(ko), "%s/hmpcpu.ko", dir);
+	assert_int_equal(run("mkdir -p %s && gcc -O2 -g -c -o %s tests/data/kmod_percpu.c", dir,
+			     ko), 0);
+	c = open_code(&o);
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, START, 0x10000, 0, file, NULL, 0), 0);
+	assert_int_equal(hm_code_add_kmod_sections(c, START, buf,
+						   hm_ksect_encode(v, 2, buf, sizeof(buf))), 0);
+	assert_int_equal(hm_code_kernel_percpusec(c, 0x3c808, &path, &off), 0);
+	assert_int_equal(off, 8);
+	assert_int_not_equal(hm_code_kernel_percpusec(c, 0x3c800 + 16, &path, &off), 0);
+
+	assert_int_equal(hm_decode_open(&dec, &err), 0);
+	assert_int_equal(hm_decode_insn(dec, mov, sizeof(mov), START, &in), 0);
+	assert_int_equal(hm_data_open(&d, &err), 0);
+	hm_data_set_files(d, c);
+	{
+		struct hm_data_query q = {.ip = START, .insn = &in, .op = &in.mem[0], .kernel = 1};
+
+		assert_int_equal(hm_data_resolve(d, &q, &obj), 0);
+	}
+	assert_int_equal(obj.method, HM_M_GLOBAL);
+	assert_string_equal(obj.object, "hm_pcpu");
+	assert_string_equal(obj.field, "hm_pcpu.writes");
+	assert_int_equal(obj.offset, 8);
+	hm_data_close(d);
+	hm_decode_close(dec);
+	hm_code_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sections_round_trip_and_perf_padding),
 		cmocka_unit_test(test_loop_ko_global_named_and_relocated),
+		cmocka_unit_test(test_module_percpu_variable_named),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, make_dir, remove_prog);
 }

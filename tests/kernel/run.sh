@@ -1,6 +1,6 @@
 #!/bin/bash
 # The kernel lab (`make lab`): fetches a Debian cloud kernel with its -dbg DWARF, boots it
-# under QEMU TCG with an initramfs holding hitmap, perf and four workloads modeled on real
+# under QEMU TCG with an initramfs holding hitmap, perf and five workloads modeled on real
 # kernel regressions, records each under `hitmap record -k -a`, reports in the guest
 # (/proc/kcore + BTF) and on the host (the -dbg vmlinux), and checks names, verdicts and
 # counts, never speed. Prints `ok NAME` / `not ok NAME` and `N passed, N failed`.

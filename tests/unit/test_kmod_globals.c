@@ -5,6 +5,7 @@
  * carries the ones /sys/module/loop/sections showed). */
 #include "code_util.h"
 #include "core/ksections.h"
+#include "core/perfdata.h"
 #include "symbolize/data.h"
 #include "symbolize/decode.h"
 
@@ -30,6 +31,67 @@ static void test_sections_round_trip_and_perf_padding(void **state)
 	assert_int_equal(out[1].addr, DATA);
 	assert_int_equal(hm_ksect_decode(zeros, sizeof(zeros), out, 4), 0);	/* perf's */
 	assert_int_equal(hm_ksect_encode(v, 3, buf, 40), 0);	/* does not fit */
+}
+
+/* A module MMAP record with the section table written and read back by hitmap, with its
+ * sample_id_all trailer intact behind it; and, where linux-perf is installed, real perf
+ * script reads the same file and prints the module's filename as written (the file is
+ * made here; the lab checks perf on a real recording). */
+static void test_mmap_extra_survives_and_perf_reads_it(void **state)
+{
+	const char *file = "/lib/modules/6.1.0-test/kernel/drivers/block/loop.ko";
+	struct hm_ksect v[2] = {{".text", START}, {".data", DATA}}, got[4];
+	struct hm_perf_attr attr = {0};
+	static const uint64_t ids[1] = {7};
+	struct hm_perfdata_writer *w;
+	struct hm_perfdata *pd;
+	struct hm_perf_event ev;
+	struct hm_err err = {0};
+	uint8_t extra[256];
+	char path[600];
+	int seen = 0, rc;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/kmod.data", P.dir);
+	attr.attr.type = PERF_TYPE_SOFTWARE;
+	attr.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+				PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	attr.attr.sample_id_all = 1;
+	attr.ids = ids;
+	attr.nr_ids = 1;
+	assert_int_equal(hm_perfdata_create(path, &attr, 1, 0, &w, &err), 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_RECORD_MMAP;
+	ev.misc = PERF_RECORD_MISC_KERNEL;
+	ev.attr = hm_perfdata_writer_attr(w, 0);
+	ev.sid = (struct hm_perf_sample_id){(uint32_t)-1, (uint32_t)-1, 1, 777, 7, 0};
+	ev.mmap = (struct hm_perf_mmap){.pid = (uint32_t)-1, .tid = (uint32_t)-1,
+					.start = START, .len = 0x8000, .filename = file};
+	ev.mmap.extra = extra;
+	ev.mmap.extra_len = hm_ksect_encode(v, 2, extra, sizeof(extra));
+	assert_int_equal(hm_perfdata_write(w, &ev, &err) < 0, 0);
+	assert_int_equal(hm_perfdata_finish(w, NULL, &err), 0);
+	hm_perfdata_writer_close(w);
+
+	assert_int_equal(hm_perfdata_open(path, &pd, &err), 0);
+	while ((rc = hm_perfdata_next(pd, &ev, &err)) > 0)
+		if (ev.type == PERF_RECORD_MMAP) {
+			assert_string_equal(ev.mmap.filename, file);
+			assert_int_equal(hm_ksect_decode(ev.mmap.extra, ev.mmap.extra_len, got, 4), 2);
+			assert_string_equal(got[1].name, ".data");
+			assert_int_equal(got[1].addr, DATA);
+			assert_true(ev.has_sid);
+			assert_int_equal(ev.sid.time, 777);
+			seen++;
+		}
+	assert_int_equal(rc, 0);
+	assert_int_equal(seen, 1);
+	hm_perfdata_close(pd);
+	if (run("command -v perf >/dev/null 2>&1") == 0)
+		assert_int_equal(run("perf script -i %s --show-mmap-events -F ip 2>/dev/null | grep -q "
+				     "'PERF_RECORD_MMAP -1/-1: \\[0x%llx(0x8000) @ 0\\]: . %s$'",
+				     path, (unsigned long long)START, file), 0);
 }
 
 /* loop_ctl_mutex's offset in .data, and the first .rela.text place that addresses .data
@@ -226,6 +288,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sections_round_trip_and_perf_padding),
+		cmocka_unit_test(test_mmap_extra_survives_and_perf_reads_it),
 		cmocka_unit_test(test_loop_ko_global_named_and_relocated),
 		cmocka_unit_test(test_module_percpu_variable_named),
 	};

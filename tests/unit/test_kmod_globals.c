@@ -231,6 +231,40 @@ static void test_loop_ko_global_named_and_relocated(void **state)
 	hm_code_close(c);
 }
 
+/* xfs.ko's statistics (the real -dbg xfs.ko, its .bss put at a made-up address): xfsstats
+ * shares its address with the empty `static struct lock_class_key __key` variables of a
+ * kernel without lockdep, which hold no byte and must not name it (XFS_STATS_INC reads
+ * xfsstats.xs_stats on every read). */
+static void test_xfs_ko_stats_not_shadowed_by_empty_key(void **state)
+{
+	const char *file = "/lib/modules/" KV "/kernel/fs/xfs/xfs.ko";
+	struct hm_code_opts o = {.vmlinux = "", .kallsyms = KALLSYMS, .kernel_release = KV,
+				 .sysroot = ROOT, .kcore = ""};
+	struct hm_ksect v[2] = {{".text", START}, {".bss", START + 0x1c0000}};
+	struct hm_data_query q = {.kernel = 1, .addr = START + 0x1c0000 + 0xc0};
+	uint8_t buf[128];
+	struct hm_code *c;
+	struct hm_data *d;
+	struct hm_err err = {0};
+	struct hm_data_obj obj;
+
+	(void)state;
+	if (access(ROOT "/usr/lib/debug/lib/modules/" KV "/kernel/fs/xfs/xfs.ko", R_OK))
+		skip();
+	c = open_code(&o);
+	assert_int_equal(hm_code_add_map(c, (uint32_t)-1, START, 0x1e1000, 0, file, NULL, 0), 0);
+	assert_int_equal(hm_code_add_kmod_sections(c, START, buf,
+						   hm_ksect_encode(v, 2, buf, sizeof(buf))), 0);
+	assert_int_equal(hm_data_open(&d, &err), 0);
+	hm_data_set_files(d, c);
+	assert_int_equal(hm_data_resolve(d, &q, &obj), 0);
+	assert_int_equal(obj.method, HM_M_GLOBAL);
+	assert_string_equal(obj.object, "xfsstats");	/* readelf: .bss+0xc0, 104 bytes */
+	assert_string_equal(obj.field, "xfsstats.xs_stats");
+	hm_data_close(d);
+	hm_code_close(c);
+}
+
 /* A module's per-CPU variable (synthesized: tests/data/kmod_percpu.c built here stands in
  * for the .ko, its .data..percpu placed at a made-up per-CPU offset): %gs:off names it
  * with its field, through the module's DWARF. */
@@ -290,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_sections_round_trip_and_perf_padding),
 		cmocka_unit_test(test_mmap_extra_survives_and_perf_reads_it),
 		cmocka_unit_test(test_loop_ko_global_named_and_relocated),
+		cmocka_unit_test(test_xfs_ko_stats_not_shadowed_by_empty_key),
 		cmocka_unit_test(test_module_percpu_variable_named),
 	};
 

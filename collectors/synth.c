@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
+#include "core/ksections.h"
 
 static int synth_comm(struct hm_perfdata_writer *w, pid_t pid, pid_t tid, struct hm_err *err)
 {
@@ -193,6 +194,49 @@ static size_t modules_read(struct kmod **out)
 	return n;
 }
 
+#define KSECT_MAX 256
+#define SECT_BYTES 16384	/* a record is at most 64 KiB (u16 size) */
+
+/* The module's section addresses from /sys/module/NAME/sections (root only; all zero
+ * under kptr_restrict), encoded for its MMAP record; 0 bytes when unreadable. */
+static size_t module_sections(const char *name, uint8_t *buf, size_t cap)
+{
+	struct hm_ksect *v = calloc(KSECT_MAX, sizeof(*v));
+	char dir[160], path[512];
+	DIR *d;
+	struct dirent *de;
+	size_t n = 0;
+	int nonzero = 0;
+
+	snprintf(dir, sizeof(dir), "/sys/module/%s/sections", name);
+	if (!v || !(d = opendir(dir))) {
+		free(v);
+		return 0;
+	}
+	while (n < KSECT_MAX && (de = readdir(d))) {
+		unsigned long long addr;
+		FILE *f;
+		int ok;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    strlen(de->d_name) >= HM_KSECT_NAME_MAX ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path) ||
+		    !(f = fopen(path, "r")))
+			continue;
+		ok = fscanf(f, "%llx", &addr) == 1;
+		fclose(f);
+		if (!ok)
+			continue;
+		memcpy(v[n].name, de->d_name, strlen(de->d_name) + 1);	/* < 64: checked */
+		v[n++].addr = addr;
+		nonzero |= addr != 0;
+	}
+	closedir(d);
+	n = nonzero ? hm_ksect_encode(v, n, buf, cap) : 0;
+	free(v);
+	return n;
+}
+
 static int synth_modules(struct hm_perfdata_writer *w, hm_synth_note_fn note, void *ctx,
 			 struct hm_err *err)
 {
@@ -200,6 +244,7 @@ static int synth_modules(struct hm_perfdata_writer *w, hm_synth_note_fn note, vo
 	size_t n = modules_read(&m);
 	struct utsname u;
 	char dir[512], bracket[80];
+	uint8_t *sect = malloc(SECT_BYTES);
 	int rc = 0;
 
 	if (n && uname(&u) == 0) {
@@ -218,6 +263,8 @@ static int synth_modules(struct hm_perfdata_writer *w, hm_synth_note_fn note, vo
 		ev.mmap.len = m[i].size;
 		snprintf(bracket, sizeof(bracket), "[%s]", m[i].name);
 		ev.mmap.filename = m[i].path ? m[i].path : bracket;
+		ev.mmap.extra = sect;
+		ev.mmap.extra_len = sect ? module_sections(m[i].name, sect, SECT_BYTES) : 0;
 		rc = hm_perfdata_write(w, &ev, err);
 		if (note && m[i].path)
 			note(ctx, m[i].path);
@@ -225,6 +272,7 @@ static int synth_modules(struct hm_perfdata_writer *w, hm_synth_note_fn note, vo
 	for (size_t i = 0; i < n; i++)
 		free(m[i].path);
 	free(m);
+	free(sect);
 	return rc;
 }
 

@@ -105,6 +105,11 @@ struct hm_perf_mmap {
 	uint8_t build_id_size;		/* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
 	uint8_t build_id[20];
 	const char *filename;
+	/* Bytes after the filename's NUL and padding, before any sample_id trailer: perf
+	 * reads the filename as a string and ignores them. hitmap record puts a module's
+	 * section addresses there (symbolize/ksections.h); NULL/0 when none. */
+	const uint8_t *extra;
+	size_t extra_len;
 };
 
 struct hm_perf_comm {

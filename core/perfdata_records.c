@@ -175,7 +175,14 @@ static int read_mmap(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm
 		m->prot = hm_pcur_u32(&c);
 		m->flags = hm_pcur_u32(&c);
 	}
-	m->filename = take_str(&c);
+	{
+		size_t left = hm_pcur_left(&c), used;
+
+		m->filename = take_str(&c);
+		used = (strlen(m->filename) + 8) & ~(size_t)7;
+		m->extra = !c.bad && left > used ? (const uint8_t *)m->filename + used : NULL;
+		m->extra_len = m->extra ? left - used : 0;
+	}
 	return c.bad ? bad_record(pd, "mmap", err) : 1;
 }
 

@@ -306,6 +306,8 @@ static uint16_t put_mmap(const struct hm_perf_event *ev, struct hm_pbuf *b)
 		hm_pbuf_u32(b, m->flags);
 	}
 	put_padded_str(b, m->filename);
+	if (m->extra_len)	/* 8-byte multiple: a sample_id trailer follows */
+		hm_pbuf_put(b, m->extra, m->extra_len);
 	return misc;
 }
 

@@ -98,6 +98,9 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 		if (rs->kernel_reloc)
 			fprintf(out, "  in module code its loader relocates (not decoded from the "
 				".ko): %llu\n", (unsigned long long)rs->kernel_reloc);
+		if (ds.kmod_globals)
+			fprintf(out, "  kernel modules' globals named (.data, .bss, .rodata, "
+				"per-CPU): %llu\n", (unsigned long long)ds.kmod_globals);
 		if (ds.kernel_heap)
 			fprintf(out, "  kernel heap data named: %llu; to a container (typed around them): "
 				"%llu; to their pointer's type only: %llu\n",

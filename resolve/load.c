@@ -88,6 +88,13 @@ static int maps_pass(const char *path, void (*fn)(const struct hm_perf_event *ev
 			hm_oom();	/* as the arena does */
 		v[n].ev = ev;
 		v[n].ev.mmap.filename = strdup(ev.mmap.filename ? ev.mmap.filename : "");
+		if (ev.mmap.extra_len) {	/* module section addresses: the file closes */
+			uint8_t *x = malloc(ev.mmap.extra_len);
+
+			if (!x)
+				hm_oom();
+			v[n].ev.mmap.extra = memcpy(x, ev.mmap.extra, ev.mmap.extra_len);
+		}
 		v[n].time = ev.has_sid ? ev.sid.time : 0;
 		v[n].seq = n;
 		n++;
@@ -99,6 +106,7 @@ static int maps_pass(const char *path, void (*fn)(const struct hm_perf_event *ev
 	for (size_t i = 0; i < n; i++) {
 		fn(&v[i].ev, arg);
 		free((char *)v[i].ev.mmap.filename);
+		free((void *)v[i].ev.mmap.extra);
 	}
 	free(v);
 	if (alloc && *alloc)

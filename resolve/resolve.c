@@ -97,6 +97,8 @@ void hm_resolver_track(struct hm_resolver *r, const struct hm_perf_event *ev)
 					   : !(ev->misc & PERF_RECORD_MISC_MMAP_DATA))
 		hm_code_add_map(r->code, m->pid, m->start, m->len, m->pgoff, m->filename,
 				m->build_id, m->build_id_size);
+	if (m->pid == (uint32_t)-1 && m->extra_len)	/* a module's section addresses */
+		hm_code_add_kmod_sections(r->code, m->start, m->extra, m->extra_len);
 	if (m->pid != (uint32_t)-1)
 		hm_data_add_map(r->data, m->pid, m->start, m->len, m->pgoff, m->filename);
 }

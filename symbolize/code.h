@@ -130,6 +130,24 @@ int hm_code_kernel_relocated(struct hm_code *c, uint64_t ip, size_t len);
  * libdwfl's layout of the relocatable file); 0 if so. -1 outside modules, for a module
  * without its file, and with kcore's live code. */
 int hm_code_kernel_module(struct hm_code *c, uint64_t ip, const char **path, uint64_t *bias);
+/* A module MMAP record's extra bytes (hm_perf_mmap.extra): its section load addresses
+ * (core/ksections.h), for the module mapped at start; 0 when they were read. */
+int hm_code_add_kmod_sections(struct hm_code *c, uint64_t start, const uint8_t *extra,
+			      size_t len);
+/* The module section holding runtime data address addr (recorded load addresses, sizes
+ * from the module's file): that file (as hm_code_kernel_module finds it), the section's
+ * name and addr's offset in it; 0 if so, -1 otherwise and with kcore's live code. */
+int hm_code_kernel_datasec(struct hm_code *c, uint64_t addr, const char **path,
+			   const char **sec, uint64_t *off);
+/* The module whose recorded per-CPU section (.data..percpu: its load address is a
+ * per-CPU offset, as %gs:off uses it) holds per-CPU offset off: that module's file and
+ * off's offset in the section; 0 if so. */
+int hm_code_kernel_percpusec(struct hm_code *c, uint64_t off, const char **path,
+			     uint64_t *in);
+/* The module data symbol of kallsyms holding addr (it ends at the next one): its name,
+ * address and module; 0 if so. */
+int hm_code_kernel_datasym(struct hm_code *c, uint64_t addr, const char **name,
+			   uint64_t *start, const char **module);
 /* Returns 0 when out->vmlinux or out->kcore is set, else -1 with out->why. */
 int hm_code_kernel_image(struct hm_code *c, struct hm_code_kernel *out);
 /* The kallsyms addresses of n kernel symbols of any kind (variables too), for reading

@@ -9,6 +9,7 @@
 #include "core/arena.h"
 #include "core/hash.h"
 #include "symbolize/code.h"
+#include "core/ksections.h"
 
 #define HM_BUILD_ID_MAX 20
 
@@ -93,6 +94,12 @@ struct code_kmod {		/* a module mapping from the recording */
 	const uint8_t *bytes;	/* .text's bytes in the file (the loader relocates them) */
 	uint64_t *relocs;	/* .text offsets the loader patches (.rela.text), sorted */
 	size_t nr_relocs;
+	struct hm_ksect *secs;	/* its sections' load addresses, when recorded
+				 * (core/ksections.h); relocs then holds only the places
+				 * code_kmod_apply could not fill in */
+	size_t nr_secs;
+	uint8_t *patched;	/* bytes: .text relocated against secs (malloc'd) */
+	size_t nr_applied;	/* relocations code_kmod_apply filled in */
 };
 
 struct code_kseg {		/* a PT_LOAD of a kernel core file */
@@ -140,6 +147,8 @@ struct code_kernel {
 	size_t nr_pv;
 	int pv_loaded;
 	int alt_skipped;	/* .altinstructions of an unknown layout: not used */
+	struct code_ksym *kdata;	/* kallsyms data symbols of modules (d b r), sorted */
+	size_t nr_kdata, cap_kdata;
 };
 
 struct hm_code {
@@ -170,6 +179,19 @@ struct code_bid {
 
 /* code_kernel.c: reads kallsyms once (sets ksyms_error when it cannot). */
 void code_ksyms_load(struct hm_code *c);
+/* code_kmoddata.c: a module's data symbol of kallsyms kept (at load); sorted, extents
+ * set (after load). */
+void code_kdata_add(struct hm_code *c, uint64_t addr, char type, const char *name,
+		    const char *module);
+void code_kdata_finish(struct code_kernel *k);
+/* code_kmoddata.c: fills m->patched from m->bytes: each .text relocation against a
+ * section whose load address was recorded is applied as the loader did, and dropped
+ * from m->relocs (those left: against the kernel's symbols). text: .text's index. */
+void code_kmod_apply(struct code_kmod *m, Elf *elf, size_t text);
+/* code_kmod.c: finds and opens the module's file (once); the size of its section
+ * named name, 0 if none. */
+void code_kmod_load(struct hm_code *c, struct code_kmod *m);
+uint64_t code_sect_size(Elf *elf, const char *name);
 /* 1 when vaddr (link address) lies in an executable segment of the vmlinux. */
 int code_vmlinux_exec(const struct code_dso *d, uint64_t vaddr);
 /* code_kallsyms.c: why a given kallsyms file is not of the recorded kernel and boot

@@ -130,6 +130,8 @@ static int ksym_parse(struct hm_code *c, struct hm_hash *mods, char *line,
 		*ref = addr;
 	if (!mod && strcmp(name, "_etext") == 0)
 		c->k.ksyms_etext = addr;
+	if (mod && mod[0] && strchr("dDbBrR", end[1]))
+		code_kdata_add(c, addr, end[1], name, intern(c, mods, mod));
 	if (!strchr("tTwW", end[1]))
 		return 0;
 	out->addr = addr;
@@ -167,6 +169,7 @@ static void ksyms_finish(struct hm_code *c, struct code_kernel *k)
 	for (size_t i = 0; i < out; i++)	/* the last one: a page, for want of better */
 		k->ksyms[i].end = i + 1 < out ? k->ksyms[i + 1].addr : k->ksyms[i].addr + 4096;
 	k->nr_ksyms = out;
+	code_kdata_finish(k);
 }
 
 void code_ksyms_load(struct hm_code *c)

@@ -80,8 +80,11 @@ void code_kernel_free(struct hm_code *c)
 {
 	code_kcore_close(&c->k.kcore);
 	free(c->k.ksyms);
-	for (size_t i = 0; i < c->k.nr_mods; i++)
+	for (size_t i = 0; i < c->k.nr_mods; i++) {
 		free(c->k.mods[i].relocs);
+		free(c->k.mods[i].patched);
+	}
+	free(c->k.kdata);
 	free(c->k.mods);
 	free(c->k.pv);
 	hm_map64_free(&c->k.cache);

@@ -90,6 +90,7 @@ static int text_section(struct code_kmod *m, struct code_dso *d, uint64_t *addr,
 			if (data && data->d_buf && data->d_size == sh.sh_size && !m->bytes) {
 				m->bytes = data->d_buf;
 				text_relocs(m, d->elf, elf_ndxscn(scn));
+				code_kmod_apply(m, d->elf, elf_ndxscn(scn));
 			}
 			return sh.sh_size != 0;
 		}
@@ -129,7 +130,25 @@ static int kmod_try(struct hm_code *c, struct code_kmod *m, const char *path,
 	return 1;
 }
 
-static void kmod_load(struct hm_code *c, struct code_kmod *m)
+uint64_t code_sect_size(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) &&
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(n, name))
+			return sh.sh_size;
+	}
+	return 0;
+}
+
+void code_kmod_load(struct hm_code *c, struct code_kmod *m)
 {
 	const char *root = c->sysroot ? c->sysroot : "";
 	const struct code_bid *b = hm_hash_get(&c->build_ids, m->file);
@@ -161,7 +180,7 @@ int code_kmod_lookup(struct hm_code *c, struct code_kmod *m, uint64_t ip,
 	if (!m->file)
 		return -1;
 	if (!m->loaded)
-		kmod_load(c, m);
+		code_kmod_load(c, m);
 	if (!m->dso || off >= m->text_size)
 		return -1;
 	loc = code_dso_resolve(c, m->dso, m->text + off);
@@ -180,12 +199,12 @@ size_t code_kmod_read(struct hm_code *c, struct code_kmod *m, uint64_t ip, uint8
 	if (!m->file)
 		return 0;
 	if (!m->loaded)
-		kmod_load(c, m);
+		code_kmod_load(c, m);
 	if (!m->dso || !m->bytes || off >= m->text_size)
 		return 0;
 	if (len > m->text_size - off)
 		len = (size_t)(m->text_size - off);
-	memcpy(buf, m->bytes + off, len);
+	memcpy(buf, (m->patched ? m->patched : m->bytes) + off, len);
 	return len;
 }
 
@@ -233,7 +252,7 @@ int hm_code_kernel_module(struct hm_code *c, uint64_t ip, const char **path, uin
 		if (ip < m->start || ip >= m->end)
 			continue;
 		if (m->file && !m->loaded)
-			kmod_load(c, m);
+			code_kmod_load(c, m);
 		if (!m->dso || !m->dso->path || ip - m->start >= m->text_size)
 			return -1;
 		*path = m->dso->path;

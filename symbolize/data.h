@@ -166,6 +166,7 @@ struct hm_data_stats {
 	const char *slab_hint;		/* why not, when kcore was there; else NULL */
 	uint64_t kernel_stack_args;	/* kernel stack results without DWARF: a local typed
 					 * by the callee parameter it is passed to */
+	uint64_t kmod_globals;		/* kernel modules' globals named (data_kmod.c) */
 };
 
 void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);

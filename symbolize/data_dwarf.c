@@ -325,8 +325,11 @@ static void add_static(struct hm_ti *ti, struct statics_buf *b, Dwarf_Die *var, 
 
 	if (!name || !type_ref(var, &type))
 		return;
-	if (dwarf_aggregate_size(&type, &size) != 0 || !size)
-		size = 1;
+	if (dwarf_aggregate_size(&type, &size) != 0)
+		size = 1;	/* unknown (an array without bounds): its first byte at least */
+	else if (!size)
+		return;	/* an empty struct (lock_class_key without lockdep) holds no byte;
+			 * the variable the linker put at its address does (xfsstats) */
 	if (b->n == b->cap) {
 		b->cap = b->cap ? b->cap * 2 : 256;
 		b->v = realloc(b->v, b->cap * sizeof(*b->v));

@@ -97,6 +97,8 @@ void data_mod_syms(struct data_mod *m)
 	size_t cap = 0, tcap = 0;
 	Elf_Data *data;
 	GElf_Shdr sh;
+	GElf_Ehdr eh;
+	int rel;
 
 	if (!scn && (scn = data_symtab_of(dbg, SHT_SYMTAB)))
 		elf = dbg;
@@ -104,6 +106,9 @@ void data_mod_syms(struct data_mod *m)
 		scn = data_symtab_of(elf, SHT_DYNSYM);
 	if (!scn || !gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
 		return;
+	/* A relocatable file (a kernel module): values are offsets in their section, which
+	 * libdwfl placed at an address of its own layout (that of its DWARF). */
+	rel = gelf_getehdr(elf, &eh) && eh.e_type == ET_REL;
 	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 		GElf_Sym sym;
 		const char *name;
@@ -116,6 +121,14 @@ void data_mod_syms(struct data_mod *m)
 		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
 		    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) || !*name)
 			continue;
+		if (rel) {
+			GElf_Shdr ssh;
+			Elf_Scn *sscn = elf_getscn(elf, sym.st_shndx);
+
+			if (!sscn || !gelf_getshdr(sscn, &ssh) || !(ssh.sh_flags & SHF_ALLOC))
+				continue;
+			sym.st_value += ssh.sh_addr;
+		}
 		if (type == STT_TLS)
 			push_sym(&m->tls_syms, &m->nr_tls_syms, &tcap,
 				 (struct data_sym){sym.st_value, sym.st_size, name});

@@ -225,6 +225,14 @@ int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t ip
 		   uint64_t addr, struct hm_data_obj *out);
 /* The slab object holding addr, whatever its cache (kmalloc-192 too): 0 with its base. */
 int data_slab_object(struct hm_data *d, uint64_t addr, uint64_t *base, uint32_t *object_size);
+/* data_kmod.c: a module's global at runtime addr, through its recorded section load
+ * addresses and its debug file (host), or kallsyms' module data symbols (symbol only);
+ * and a heap result whose object starts at a module data symbol renamed after it. */
+int data_kmod_global(struct hm_data *d, uint64_t addr, struct hm_data_obj *out);
+/* %gs:off (addr: the sampled address, or 0) in a module's per-CPU section. */
+int data_kmod_percpu(struct hm_data *d, uint64_t off, uint64_t addr, struct hm_data_obj *out);
+int data_kmod_symbol(struct hm_data *d, uint64_t addr, struct hm_data_obj *out);
+void data_kmod_relabel(struct hm_data *d, uint64_t addr, struct hm_data_obj *out);
 
 /* data_stack.c */
 struct data_regs {

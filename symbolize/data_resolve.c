@@ -248,10 +248,11 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	/* Zero-based per-CPU data: rip-relative references are relocated at boot by minus
 	 * the KASLR shift, which the vmlinux's bytes (bias: that shift) lack; kcore's code
 	 * has it (bias 0). Such an ea is below the kernel half (resolve/resolve.c). */
-	if (code && op && insn && op->segment == HM_SEG_GS &&
+	if (op && insn && op->segment == HM_SEG_GS &&
 	    hm_decode_ea(insn, op, r.mask, r.regs, 0, 0, &ea, &needs) == 0 && needs &&
-	    data_percpu(d, code, op->base == HM_REG_RIP && (int64_t)ea >= 0 ? ea - code->bias : ea,
-			addr, out) == 0)
+	    ((code && data_percpu(d, code, op->base == HM_REG_RIP && (int64_t)ea >= 0 ?
+				  ea - code->bias : ea, addr, out) == 0) ||
+	     (op->base != HM_REG_RIP && data_kmod_percpu(d, ea, addr, out) == 0)))
 		return;
 	if (needs)
 		addr = 0;	/* the offset, not an address */
@@ -259,6 +260,8 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 	    hm_decode_ea(insn, op, r.mask, r.regs, 0, 0, &ea, NULL) == 0)
 		addr = ea;
 	if (code && addr && data_image_holds(code, addr) && data_global(d, code, addr, out) == 0)
+		return;
+	if (addr && data_kmod_global(d, addr, out) == 0)
 		return;
 	stack = on_kernel_stack(&r, addr);
 	if (code && stack && (data_stack(d, code, q->ip, addr, &r, out) == 0 ||
@@ -280,8 +283,12 @@ static void kernel_resolve(struct hm_data *d, const struct hm_data_query *q,
 		    hm_type_strip(out->type)->size <= ssize)
 			exact = 1;
 		named_heap(d, kp, addr, exact, out);
+		if (!stack)
+			data_kmod_relabel(d, addr, out);
 		return;
 	}
+	if (addr && !stack && data_kmod_symbol(d, addr, out) == 0)
+		return;
 	memset(out, 0, sizeof(*out));
 	out->method = addr || needs ? HM_M_UNKNOWN : HM_M_NOADDR;
 	out->module = code ? code->mod->path : "[kernel.kallsyms]";

@@ -19,12 +19,14 @@ import time
 import check_xfs
 import check_cases
 import check_slab
+import check_kmod
 
 WORKLOADS = {  # name: (setup step it needs, kernel function prefixes the workload reaches)
     "xattr_list": (None, ("simple_xattr", "shmem_listxattr", "vfs_listxattr", "listxattr")),
     "create_unlink": (None, ("shmem_",)),
     "orphan": ("ext4.setup", ("ext4_",)),
     "pread_block": ("xfs.setup", ("xfs_",)),
+    "loop_ctl": (None, ("loop_control", "idr_", "mutex_")),
 }
 PERCPU_LIMIT = 1 << 32  # a %gs:-relative offset, not a kernel-half address
 
@@ -263,6 +265,7 @@ def check_workload(a, name, steps, guest_secs):
         check_spin(a, name, host, counts)
     check_cases.after_workload(check, a, name, host, p.stderr)
     check_slab.after_workload(check, a, name, host, guest)
+    check_kmod.check_workload(check, a, name, host, guest)
 
 
 PRIMITIVE = re.compile(r"^_*(memset|memcpy|memmove|copy_user|copy_to_user|copy_from_user|"

@@ -282,8 +282,10 @@ def check_whatif(a, check, run, load_json, kos, cache):
                 if t in want and top in want[t]:
                     seen += 1
                     o, n = want[t][top]
-                    if not o <= f["offset"] < o + n:
-                        wrong.append("%s at %d, pahole %d+%d" % (f["field"], f["offset"], o, n))
+                    # obj_offset: in the object, as pahole counts ("offset" is the line's)
+                    at = f.get("obj_offset", -1)
+                    if not o <= at < o + n:
+                        wrong.append("%s at %d, pahole %d+%d" % (f["field"], at, o, n))
     print("# xfs_imap: the pad runs name %d xfs_imap/xfs_inode fields (TCG timer samples of "
           "1 s runs: xfs.ko code is a small share of a buffered pread)" % seen)
     if seen:	# nothing to compare when the timer never landed on one

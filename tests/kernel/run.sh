@@ -1,6 +1,6 @@
 #!/bin/bash
 # The kernel lab (`make lab`): fetches a Debian cloud kernel with its -dbg DWARF, boots it
-# under QEMU TCG with an initramfs holding hitmap, perf and four workloads modeled on real
+# under QEMU TCG with an initramfs holding hitmap, perf and five workloads modeled on real
 # kernel regressions, records each under `hitmap record -k -a`, reports in the guest
 # (/proc/kcore + BTF) and on the host (the -dbg vmlinux), and checks names, verdicts and
 # counts, never speed. Prints `ok NAME` / `not ok NAME` and `N passed, N failed`.
@@ -26,7 +26,7 @@ LAB=$(cd "$LAB" && pwd)
 "$HERE/fetch.sh" "$LAB" "$KV" "$KV_OTHER" || die "fetch failed (apt-get; see above)"
 make -C "$ROOT" -j2 --no-print-directory all >/dev/null || die "make failed"
 mkdir -p "$LAB/bin"
-for w in xattr_list create_unlink orphan pread_block; do
+for w in xattr_list create_unlink orphan pread_block loop_ctl; do
 	gcc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -static -pthread \
 		-o "$LAB/bin/$w" "$HERE/$w.c" || die "cannot build workload $w"
 done

@@ -75,6 +75,19 @@ int data_kmod_global(struct hm_data *d, uint64_t addr, struct hm_data_obj *out)
 	return kmod_var(d, path, sec, off, addr, out);
 }
 
+/* A module global known by its kallsyms symbol only (no type): name + offset. */
+static void by_symbol(struct hm_data *d, const char *name, const char *module, uint64_t offset,
+		      struct hm_data_obj *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->method = HM_M_GLOBAL;
+	out->object = out->prefix = data_intern(d, name);
+	out->offset = offset;
+	out->field = data_field(d, out->object, NULL, out->offset);
+	out->module = data_intern(d, bracket(d, module));
+	d->st.kmod_globals++;
+}
+
 /* Per-CPU: the module's .data..percpu was placed at a per-CPU offset (x86-64: %gs:off
  * reads CPU n's copy at __per_cpu_offset[n] + off), named per CPU by the resolver as the
  * kernel's own per-CPU variables are. */
@@ -92,14 +105,8 @@ int data_kmod_percpu(struct hm_data *d, uint64_t off, uint64_t addr, struct hm_d
 	if (!d->files || hm_code_kernel_datasym(d->files, off, &name, &start, &module) != 0 ||
 	    start >= (1ull << 32))
 		return -1;
-	memset(out, 0, sizeof(*out));
-	out->method = HM_M_GLOBAL;
-	out->object = out->prefix = data_intern(d, name);
-	out->offset = off - start;
+	by_symbol(d, name, module, off - start, out);
 	out->base = addr ? addr - out->offset : 0;
-	out->field = data_field(d, out->object, NULL, out->offset);
-	out->module = data_intern(d, bracket(d, module));
-	d->st.kmod_globals++;
 	return 0;
 }
 
@@ -110,14 +117,8 @@ int data_kmod_symbol(struct hm_data *d, uint64_t addr, struct hm_data_obj *out)
 
 	if (!d->files || hm_code_kernel_datasym(d->files, addr, &name, &start, &module) != 0)
 		return -1;
-	memset(out, 0, sizeof(*out));
-	out->method = HM_M_GLOBAL;
-	out->object = out->prefix = data_intern(d, name);
+	by_symbol(d, name, module, addr - start, out);
 	out->base = start;
-	out->offset = addr - start;
-	out->field = data_field(d, out->object, NULL, out->offset);
-	out->module = data_intern(d, bracket(d, module));
-	d->st.kmod_globals++;
 	return 0;
 }
 

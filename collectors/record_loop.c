@@ -63,11 +63,10 @@ static void note_file(struct hm_session *s, const struct perf_event_header *h)
 static int take_record(void *ctx, const struct perf_event_header *h)
 {
 	struct hm_session *s = ctx;
+	uint64_t id, to;
 
 	s->st->records++;
 	if (h->type == PERF_RECORD_SAMPLE) {
-		uint64_t id, to;
-
 		s->st->samples++;
 		/* every event has PERF_SAMPLE_IDENTIFIER when there are probes: the id first;
 		 * a probe's goes out as the file's id for it (record.c, open_alloc) */
@@ -79,7 +78,19 @@ static int take_record(void *ctx, const struct perf_event_header *h)
 			h = (const struct perf_event_header *)(const void *)s->alloc_patch;
 		}
 	}
-	else if (h->type == PERF_RECORD_LOST)
+	else if (s->alloc_ids.len && h->size >= 24 &&
+		 (memcpy(&id, (const char *)h + h->size - 8, 8), 1) &&
+		 (to = (uint64_t)(uintptr_t)hm_map64_get(&s->alloc_ids, id))) {
+		/* a probe's own record (LOST when its ring was full as it fired): its
+		 * sample_id ends with the identifier, which must be the file's id for the
+		 * probe too, or perf refuses the record ("Bad address") and stops there */
+		memcpy(s->alloc_patch, h, h->size);
+		memcpy(s->alloc_patch + h->size - 8, &to, 8);
+		if (h->type == PERF_RECORD_LOST)
+			memcpy(s->alloc_patch + sizeof(*h), &to, 8);
+		h = (const struct perf_event_header *)(const void *)s->alloc_patch;
+	}
+	if (h->type == PERF_RECORD_LOST)
 		s->st->lost += ((const uint64_t *)(h + 1))[1];
 	else if (h->type == PERF_RECORD_MMAP || h->type == PERF_RECORD_MMAP2)
 		note_file(s, h);

@@ -287,7 +287,7 @@ def check_whatif(a, check, run, load_json, kos, cache):
                     if not o <= at < o + n:
                         wrong.append("%s at %d, pahole %d+%d" % (f["field"], at, o, n))
     print("# xfs_imap: the pad runs name %d xfs_imap/xfs_inode fields (TCG timer samples of "
-          "1 s runs: xfs.ko code is a small share of a buffered pread)" % seen)
+          "3 s runs: xfs.ko code is a small share of a buffered pread)" % seen)
     if seen:	# nothing to compare when the timer never landed on one
         check("xfs_imap: the pad runs' xfs_imap/xfs_inode fields (%d) lie where pahole "
               "puts them in pad.ko" % seen, not wrong, "; ".join(wrong[:3]))

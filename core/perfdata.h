@@ -44,6 +44,10 @@ enum hm_perf_feat {
 	HM_PERF_FEAT_EVENT_DESC = 12,
 	HM_PERF_FEAT_CPU_TOPOLOGY = 13,
 	HM_PERF_FEAT_NUMA_TOPOLOGY = 14,
+	/* hitmap's own: the kernel's slab pages at the end of `record -k` (core/kslab.h).
+	 * perf processes only the feature bits it knows, in order, so a bit far above its
+	 * last one is skipped by perf report, perf script and perf c2c. */
+	HM_PERF_FEAT_HITMAP_KSLAB = 250,
 	HM_PERF_FEAT_BITS = 256,
 };
 
@@ -188,6 +192,9 @@ struct hm_perf_features {
 	uint32_t nr_build_ids;
 	struct hm_perf_build_id *build_ids;
 	const struct hm_perf_topology *topo;	/* written when set; not read back yet */
+	const uint8_t *kslab;		/* HITMAP_KSLAB's bytes (core/kslab.h), or NULL; when
+					 * read, they live as long as the reader */
+	size_t kslab_len;
 };
 
 struct hm_perfdata_stats {

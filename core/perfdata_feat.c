@@ -72,7 +72,9 @@ static const char *const feat_names[] = {
 
 void hm_pd_feat_what(int f, char *buf, size_t len)
 {
-	if (f >= 0 && (size_t)f < sizeof(feat_names) / sizeof(feat_names[0]))
+	if (f == HM_PERF_FEAT_HITMAP_KSLAB)
+		snprintf(buf, len, "hitmap's kernel slab feature section");
+	else if (f >= 0 && (size_t)f < sizeof(feat_names) / sizeof(feat_names[0]))
 		snprintf(buf, len, "the %s feature section", feat_names[f]);
 	else
 		snprintf(buf, len, "feature section %d", f);
@@ -227,6 +229,11 @@ int hm_pd_feat_parse(struct hm_perfdata *pd, int f, const uint8_t *p, size_t len
 	char what[64];
 	int rc;
 
+	if (f == HM_PERF_FEAT_HITMAP_KSLAB) {	/* checked where it is decoded */
+		pd->feat.kslab = p;
+		pd->feat.kslab_len = len;
+		return 0;
+	}
 	hm_pcur_init(&c, p, len);
 	rc = f == HM_PERF_FEAT_BUILD_ID ? parse_build_ids(pd, p, len) : parse_one(pd, f, &c);
 	if (rc < 0) {
@@ -461,6 +468,11 @@ int hm_pd_feat_build(int f, const struct hm_perf_features *ft, const struct hm_p
 		hm_pbuf_u32(b, ft->nr_cmdline);
 		for (uint32_t i = 0; i < ft->nr_cmdline; i++)
 			hm_pbuf_str(b, ft->cmdline[i] ? ft->cmdline[i] : "");
+		return 1;
+	case HM_PERF_FEAT_HITMAP_KSLAB:
+		if (!ft->kslab || !ft->kslab_len)
+			return 0;
+		hm_pbuf_put(b, ft->kslab, ft->kslab_len);
 		return 1;
 	default:
 		return 0;

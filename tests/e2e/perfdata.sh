@@ -64,13 +64,21 @@ else
 fi
 
 # --- Files hitmap writes are read by perf: same samples; pipe mode; killed after a sync.
-for mode in finished pipe unfinished; do
+for mode in finished pipe unfinished kslab; do
 	if ! "$W" --write "$T/w-$mode.data" "$mode" 2>"$T/err"; then
 		nok "written $mode file" "$(cat "$T/err")"; continue
 	fi
 	compare "perf script reads a hitmap-written $mode file" "$T/w-$mode.data" \
 		"$T/w-$mode.data" full
 done
+# hitmap's slab section (feature bit 250): perf neither stops nor warns at it
+if [ $have_perf = 1 ] && [ -s "$T/w-kslab.data" ]; then
+	"$PERF" report --header-only -i "$T/w-kslab.data" >"$T/hdr.txt" 2>"$T/err"
+	if [ $? = 0 ] && grep -q 'hostname' "$T/hdr.txt" && ! grep -qi 'warn\|unknown\|error' "$T/err"; then
+		ok "perf report --header-only reads a file with hitmap's slab section, silently"
+	else nok "perf report --header-only reads a file with hitmap's slab section, silently" \
+		"$(head -3 "$T/err")"; fi
+fi
 n=$("$H" script -i "$T/w-unfinished.data" 2>/dev/null | wc -l)
 [ "$n" = 60 ] && ok "killed writer: the 60 synced samples survive" ||
 	nok "killed writer: the 60 synced samples survive" "got $n"

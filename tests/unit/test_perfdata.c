@@ -4,6 +4,7 @@
  * tests/e2e/perfdata.sh to hand to perf script. */
 #include <sys/wait.h>
 
+#include "core/kslab.h"
 #include "tests/unit/perfdata_util.h"
 
 static void check_full_sample(const struct hm_perf_event *ev)
@@ -511,6 +512,70 @@ static int zero_data_size(const char *path)
 	return 0;
 }
 
+/* A slab section of one cache and one slab (core/kslab.h). */
+static uint8_t *small_kslab(size_t *len)
+{
+	struct hm_kslab_cache c = {0xffff888000001000ull, 192, 192, 0, 0, "dentry"};
+	struct hm_kslab_run r = {0xffff888000200000ull, 2, 0};
+	struct hm_kslab k = {0xffff888000000000ull, 0xffffc90000000000ull, 1, 1, &c, &r};
+
+	return hm_kslab_encode(&k, len);
+}
+
+/* One COMM record: a file with no data reads as unfinished, without features. */
+static void write_comm(struct hm_perfdata_writer *w)
+{
+	struct hm_perf_event ev = {.type = PERF_RECORD_COMM};
+	struct hm_err err = {0};
+
+	ev.comm = (struct hm_perf_comm){7, 7, "w"};
+	assert_int_equal(hm_perfdata_write(w, &ev, &err), 0);
+}
+
+/* The slab section comes back byte for byte; a file without one reads none. */
+static void test_kslab_feature_roundtrip(void **state)
+{
+	struct hm_perf_attr attrs[2];
+	struct hm_perf_features ft;
+	struct hm_perf_build_id bid;
+	struct hm_perfdata_writer *w;
+	struct hm_perfdata *pd;
+	struct hm_err err = {0};
+	const struct hm_perf_features *back;
+	char path[] = "/tmp/hm_kslab_XXXXXX";
+	int fd = mkstemp(path);
+	size_t len;
+	uint8_t *bytes = small_kslab(&len);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	make_attrs(attrs);
+	make_features(&ft, &bid);
+	ft.kslab = bytes;
+	ft.kslab_len = len;
+	assert_int_equal(hm_perfdata_create(path, attrs, 2, 0, &w, &err), 0);
+	write_comm(w);
+	assert_int_equal(hm_perfdata_finish(w, &ft, &err), 0);
+	hm_perfdata_writer_close(w);
+	assert_int_equal(hm_perfdata_open(path, &pd, &err), 0);
+	back = hm_perfdata_features(pd);
+	assert_int_equal(back->kslab_len, len);
+	assert_memory_equal(back->kslab, bytes, len);
+	assert_string_equal(back->hostname, ft.hostname);	/* the features before it too */
+	hm_perfdata_close(pd);
+	ft.kslab = NULL;
+	assert_int_equal(hm_perfdata_create(path, attrs, 2, 0, &w, &err), 0);
+	write_comm(w);
+	assert_int_equal(hm_perfdata_finish(w, &ft, &err), 0);
+	hm_perfdata_writer_close(w);
+	assert_int_equal(hm_perfdata_open(path, &pd, &err), 0);
+	assert_null(hm_perfdata_features(pd)->kslab);
+	hm_perfdata_close(pd);
+	unlink(path);
+	free(bytes);
+}
+
 /* tests/e2e/perfdata.sh: a recording perf script must read (one cpu-clock-like event with
  * addresses, plus a second event routed by id). */
 static int write_for_perf(const char *path, const char *mode)
@@ -524,6 +589,8 @@ static int write_for_perf(const char *path, const char *mode)
 
 	make_attrs(attrs);
 	make_features(&ft, &bid);
+	if (!strcmp(mode, "kslab"))	/* hitmap's own feature bit, far past perf's */
+		ft.kslab = small_kslab(&ft.kslab_len);
 	attrs[0] = attrs[1];
 	attrs[0].ids = full_ids;
 	attrs[0].nr_ids = 2;
@@ -560,6 +627,7 @@ static int write_for_perf(const char *path, const char *mode)
 	    hm_perfdata_finish(w, &ft, &err) < 0)
 		goto fail;
 	hm_perfdata_writer_close(w);
+	free((void *)ft.kslab);
 	if (!strcmp(mode, "unsynced"))
 		return zero_data_size(path);
 	return 0;
@@ -581,6 +649,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_write_raw_appends_kernel_records),
 		cmocka_unit_test(test_to_sample_fills_hm_sample),
 		cmocka_unit_test(test_default_event_names_follow_perf),
+		cmocka_unit_test(test_kslab_feature_roundtrip),
 	};
 
 	if (argc >= 3 && !strcmp(argv[1], "--write"))

@@ -1,4 +1,5 @@
 #include "render/stats_print.h"
+#include <string.h>
 
 #include "symbolize/data.h"
 
@@ -110,7 +111,8 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 						     ds.kernel_heap - ds.kernel_enclosed : 0));
 		if (ds.slab_source)
 			fprintf(out, "  kernel heap named by slab cache (the kmem_cache of the "
-				"object's page; slab facts read from %s): %llu\n", ds.slab_source,
+				"object's page; slab facts %s): %llu\n",
+				strcmp(ds.slab_source, "kcore") ? "saved by record -k" : "read from kcore",
 				(unsigned long long)ds.kernel_slab);
 		else if (ds.slab_hint)
 			fprintf(out, "  %s\n", ds.slab_hint);

@@ -60,6 +60,7 @@ void hm_resolver_close(struct hm_resolver *r)
 	if (r->data)
 		hm_data_close(r->data);
 	free(r->fbuf);
+	free(r->kslab);
 	free(r->dslots);
 	hm_hash_free(&r->by_name);
 	hm_map64_free(&r->tfields);
@@ -78,6 +79,13 @@ void hm_resolver_features(struct hm_resolver *r, const struct hm_perf_features *
 
 		if (b->filename && b->size)
 			hm_code_add_build_id(r->code, b->filename, b->id, b->size);
+	}
+	/* a copy: the reader's bytes go with it, the kernel is set up at the first sample */
+	free(r->kslab);
+	r->kslab = NULL;
+	if (f->kslab && f->kslab_len && (r->kslab = malloc(f->kslab_len))) {
+		memcpy(r->kslab, f->kslab, f->kslab_len);
+		r->kslab_len = f->kslab_len;
 	}
 }
 
@@ -233,6 +241,9 @@ static void kernel_setup(struct hm_resolver *r)
 			: running || img.kcore ? "/sys/kernel/btf/vmlinux" : NULL;
 	}
 	k.why = img.why;
+	k.kslab = r->kslab;
+	k.kslab_len = r->kslab_len;
+	k.input = "the recording";
 	hm_data_set_kernel(r->data, &k);
 }
 

@@ -26,6 +26,8 @@ struct hm_resolver {
 	struct hm_hash unreadable;	/* modules that could not be opened */
 	const char *osrelease;		/* the recording's kernel release, or NULL */
 	const char *kernel_btf;		/* the option, or NULL */
+	uint8_t *kslab;			/* the recording's slab facts (core/kslab.h), or NULL */
+	size_t kslab_len;
 	int kernel_set;			/* hm_data_set_kernel done */
 	uint64_t kdisk_bias;		/* KASLR when kernel code is the vmlinux's bytes */
 	struct hm_data_obj obj;		/* what named the last sample's data (parts) */

@@ -338,6 +338,8 @@ int hm_data_set_kernel(struct hm_data *d, const struct hm_data_kernel *k)
 		return -1;
 	}
 	d->kimg = (struct data_image){0, UINT64_MAX, k->bias, m};
+	if (m->lay && k->kslab)
+		data_slab_table(d, m->lay, k->kslab, k->kslab_len, k->input);
 	if (m->lay)
 		return 0;
 	d->kernel_hint = hm_arena_printf(

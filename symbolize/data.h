@@ -49,6 +49,10 @@ struct hm_data_kernel {
 					 * results as their module), or NULL */
 	struct hm_code *code;		/* with kcore: reads it at runtime addresses; must
 					 * outlive d's queries */
+	const uint8_t *kslab;		/* the slab facts record -k saved (core/kslab.h), or
+					 * NULL; used where kcore is not read */
+	size_t kslab_len;
+	const char *input;		/* the recording, named in messages about them */
 };
 
 /* Sets the kernel (once, before its first query) and opens its types. Returns 0 when

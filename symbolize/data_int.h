@@ -221,6 +221,11 @@ struct data_proc *data_known_space(struct hm_data *d, uint32_t pid, int kernel,
  * names a type (0), else -1. */
 void data_slab_kcore(struct hm_data *d, struct data_mod *m, struct hm_code *code,
 		     const char *btf_path);
+/* The slab facts a recording saved (core/kslab.h; name: the recording, for messages),
+ * types looked up in lay: 0, or -1 with d->slab_hint saying what is damaged. Where
+ * kcore of the recorded boot is there (the guest) its memory is read instead. */
+int data_slab_table(struct hm_data *d, struct hm_layout *lay, const uint8_t *bytes, size_t len,
+		    const char *name);
 int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t ip,
 		   uint64_t addr, struct hm_data_obj *out);
 /* The slab object holding addr, whatever its cache (kmalloc-192 too): 0 with its base. */

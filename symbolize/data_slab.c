@@ -8,75 +8,92 @@
  * another cache names the new cache's object. */
 #include "symbolize/data_int.h"
 
-#include <bpf/btf.h>
 #include <string.h>
 
+#include "core/kslab.h"
 #include "symbolize/code.h"
-#include "symbolize/slab.h"
-
-/* enum pageflags' PG_slab from raw BTF; -1 without it. */
-static int pg_slab_bit(const char *btf_path)
-{
-	struct btf *btf = btf__parse(btf_path, NULL);
-	int id = btf ? btf__find_by_name_kind(btf, "pageflags", BTF_KIND_ENUM) : -1;
-	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
-	const struct btf_enum *e = t ? btf_enum(t) : NULL;
-	int bit = -1;
-
-	for (uint16_t i = 0; e && i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), "PG_slab"))
-			bit = e[i].val;
-	btf__free(btf);
-	return bit;
-}
-
-static size_t kcore_mem(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	return hm_code_read(ctx, 0, addr, 1, buf, len);
-}
+#include "symbolize/slab_kcore.h"
 
 void data_slab_kcore(struct hm_data *d, struct data_mod *m, struct hm_code *code,
 		     const char *btf_path)
 {
-	static const char *const vars[] = {"page_offset_base", "vmemmap_base", "vmalloc_base"};
-	uint64_t at[3], v[3];
-	struct hm_slab_offs o;
-	const char *why;
-	int bit = pg_slab_bit(btf_path);
+	const char *why = NULL;
 
-	if (bit < 0 || hm_slab_offs_from(m->lay, (uint32_t)bit, &o, &why) != 0) {
-		d->slab_hint = "kernel heap not named by slab cache: the kernel's BTF lacks "
-			       "struct page, slab or kmem_cache (or PG_slab)";
+	if (hm_slab_open_kcore(code, m->lay, btf_path, &d->slab, NULL, &why) != 0) {
+		d->slab_hint = why;
 		return;
 	}
-	if (hm_code_kernel_data(code, vars, at, 3) != 0) {
-		d->slab_hint = "kernel heap not named by slab cache: kallsyms lacks "
-			       "page_offset_base, vmemmap_base or vmalloc_base (run as root)";
-		return;
-	}
-	for (int i = 0; i < 3; i++)
-		if (hm_code_read(code, 0, at[i], 1, (uint8_t *)&v[i], 8) != 8 || v[i] < (1ull << 63)) {
-			d->slab_hint = "kernel heap not named by slab cache: page_offset_base, "
-				       "vmemmap_base or vmalloc_base unreadable in kcore";
-			return;
-		}
-	if (v[2] <= v[0])
-		return;
-	d->slab = hm_slab_open(&(struct hm_slab_bases){v[0], v[1], v[2]}, &o, kcore_mem, code);
 	d->slab_lay = m->lay;
 	d->slab_source = "kcore";
 }
 
-/* The cache's type, once per cache (NULL remembered as a cache naming none). */
+int data_slab_table(struct hm_data *d, struct hm_layout *lay, const uint8_t *bytes, size_t len,
+		    const char *name)
+{
+	struct hm_kslab k;
+	struct hm_err err = {0};
+
+	if (hm_kslab_decode(bytes, len, name, &k, &err) != 0) {
+		d->slab_hint = data_intern(d, err.msg);
+		return -1;
+	}
+	hm_slab_close(d->slab);
+	d->slab = hm_slab_open_table(&k);
+	hm_kslab_free(&k);
+	d->slab_lay = lay;
+	d->slab_source = "recording";
+	d->slab_hint = NULL;
+	return 0;
+}
+
+/* How many kernel modules' files with types the report has met: a cache whose type none
+ * had is looked up again when another comes (xfs.ko's xfs_inode, on the host). */
+static uint64_t module_types(struct hm_data *d)
+{
+	uint64_t n = 0;
+
+	for (struct data_mod *m = d->mod_list; m; m = m->next)
+		n += m->kernel && m != d->kimg.mod && m->opened && m->lay;
+	return n;
+}
+
+/* A cache of a module (xfs_inode, xfs_ili): its type in that module's DWARF or BTF. */
+static const struct hm_type *module_cache_type(struct hm_data *d, const struct hm_slab_obj *so)
+{
+	const struct hm_type *t = NULL;
+
+	for (struct data_mod *m = d->mod_list; m && !t; m = m->next) {
+		if (!m->kernel || m == d->kimg.mod)
+			continue;
+		data_mod_open(d, m);
+		if (m->lay && m->lay != d->slab_lay)
+			t = hm_slab_type(m->lay, so->cache, so->object_size);
+	}
+	return t;
+}
+
+/* The cache's type, once per cache; a cache naming none is remembered with the number of
+ * module files seen then, and tried again when there are more. */
 static const struct hm_type *cache_type(struct hm_data *d, const struct hm_slab_obj *so)
 {
-	const struct hm_type *t = hm_map64_get(&d->slab_types, so->cache_addr + 1);
-	static const struct hm_type none;
+	void *v = hm_map64_get(&d->slab_types, so->cache_addr + 1);
+	uint64_t mods = 0;
+	const struct hm_type *t;
 
-	if (t)
-		return t == &none ? NULL : t;
+	if (v && !((uintptr_t)v & 1))
+		return v;
+	if (so->merged && v)
+		return NULL;
+	if (v && (uintptr_t)v >> 1 == (mods = module_types(d)))
+		return NULL;
 	t = so->merged ? NULL : hm_slab_type(d->slab_lay, so->cache, so->object_size);
-	hm_map64_put(&d->slab_types, so->cache_addr + 1, (void *)(t ? t : &none));
+	if (!t && !so->merged)
+		t = module_cache_type(d, so);
+	if (!t)
+		mods = module_types(d);
+	/* a type pointer is even; a miss is stored as (modules << 1) | 1 */
+	hm_map64_put(&d->slab_types, so->cache_addr + 1,
+		     t ? (void *)t : (void *)(uintptr_t)(mods << 1 | 1));
 	return t;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/arena.h"
 #include "core/hash.h"
+#include "core/kslab.h"
 #include "core/oom.h"
 #include "symbolize/layout.h"
 
@@ -33,8 +34,17 @@ struct slab_page {
 	const struct slab_cache *cache;
 };
 
+/* A slab of a recorded snapshot (hm_slab_open_table): [start, end). */
+struct slab_run {
+	uint64_t start, end;
+	const struct slab_cache *cache;
+};
+
 struct hm_slab {
 	struct hm_slab_bases b;
+	struct slab_run *runs;		/* from a recording's snapshot, sorted; else NULL and
+					 * memory is read */
+	size_t nr_runs;
 	struct hm_slab_offs o;
 	hm_slab_read_fn read;
 	void *ctx;
@@ -105,6 +115,7 @@ void hm_slab_close(struct hm_slab *s)
 	hm_map64_free(&s->pages);
 	hm_map64_free(&s->caches);
 	hm_arena_free(&s->arena);
+	free(s->runs);
 	free(s);
 }
 
@@ -191,22 +202,52 @@ static void page_slab(struct hm_slab *s, uint64_t pfn, struct slab_page *p)
 	p->start = s->b.page_offset + (((head - s->b.vmemmap) / o->page_size) << PAGE_SHIFT);
 }
 
-int hm_slab_lookup(struct hm_slab *s, uint64_t addr, struct hm_slab_obj *out)
+/* The recorded slab holding addr, as the page lookup would have found it. */
+static void run_slab(const struct hm_slab *s, uint64_t addr, struct slab_page *p)
 {
-	uint64_t pfn, key, idx, base;
-	struct slab_page *p;
-	const struct slab_cache *c;
+	size_t lo = 0, hi = s->nr_runs;
 
-	if (!s || addr < s->b.page_offset || addr >= s->b.direct_end)
-		return -1;
-	pfn = (addr - s->b.page_offset) >> PAGE_SHIFT;
-	key = (addr & ~((1ull << PAGE_SHIFT) - 1)) + 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->runs[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < s->nr_runs && s->runs[lo].start <= addr)
+		*p = (struct slab_page){s->runs[lo].start, s->runs[lo].cache};
+}
+
+/* The slab holding addr's page: from the snapshot, else memory (memoised per page). */
+static const struct slab_page *page_of(struct hm_slab *s, uint64_t addr, struct slab_page *one)
+{
+	uint64_t key = (addr & ~((1ull << PAGE_SHIFT) - 1)) + 1;
+	struct slab_page *p;
+
+	if (s->runs) {
+		run_slab(s, addr, one);
+		return one;
+	}
 	if (!(p = hm_map64_get(&s->pages, key))) {
 		p = hm_arena_alloc(&s->arena, sizeof(*p));
 		memset(p, 0, sizeof(*p));
-		page_slab(s, pfn, p);
+		page_slab(s, (addr - s->b.page_offset) >> PAGE_SHIFT, p);
 		hm_map64_put(&s->pages, key, p);
 	}
+	return p;
+}
+
+int hm_slab_lookup(struct hm_slab *s, uint64_t addr, struct hm_slab_obj *out)
+{
+	struct slab_page one = {0};
+	const struct slab_page *p;
+	const struct slab_cache *c;
+	uint64_t idx, base;
+
+	if (!s || addr < s->b.page_offset || addr >= s->b.direct_end)
+		return -1;
+	p = page_of(s, addr, &one);
 	if (!p->start || !(c = p->cache) || addr < p->start + c->red_left_pad)
 		return -1;
 	idx = (addr - p->start - c->red_left_pad) / c->size;
@@ -216,6 +257,154 @@ int hm_slab_lookup(struct hm_slab *s, uint64_t addr, struct hm_slab_obj *out)
 	*out = (struct hm_slab_obj){c->name, c->addr, base, addr - base, c->size, c->object_size,
 				    c->merged};
 	return 0;
+}
+
+/* ---- Snapshots (core/kslab.h): every slab of the direct map, saved by record -k ---- */
+
+struct snap {
+	struct hm_slab *s;
+	struct hm_kslab *k;
+	size_t cap_runs, cap_caches;
+	struct hm_map64 idx;		/* kmem_cache address + 1 -> index + 1 in k->caches */
+	uint64_t head;			/* the last head page's pfn + 1, and its cache index */
+	int64_t head_cache;		/* -1: that head is no slab of a cache kept */
+};
+
+static void *grow(void *v, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return v;
+	*cap = *cap ? *cap * 2 : 256;
+	if (!(v = realloc(v, *cap * size)))
+		hm_oom();
+	return v;
+}
+
+/* The index of the cache at kc in the snapshot, or -1 (damaged, or a name too long). */
+static int64_t snap_cache(struct snap *n, uint64_t kc)
+{
+	uintptr_t i = (uintptr_t)hm_map64_get(&n->idx, kc + 1);
+	const struct slab_cache *c;
+	struct hm_kslab_cache *o;
+
+	if (i)
+		return (int64_t)i - 1;
+	if (!(c = cache_at(n->s, kc)) || strlen(c->name) >= HM_KSLAB_NAME)
+		return -1;
+	n->k->caches = grow(n->k->caches, &n->cap_caches, n->k->nr_caches + 1, sizeof(*o));
+	o = &n->k->caches[n->k->nr_caches];
+	memset(o, 0, sizeof(*o));
+	*o = (struct hm_kslab_cache){c->addr, c->size, c->object_size, c->red_left_pad, c->merged,
+				     {0}};
+	strcpy(o->name, c->name);
+	hm_map64_put(&n->idx, kc + 1, (void *)(uintptr_t)(n->k->nr_caches + 1));
+	return n->k->nr_caches++;
+}
+
+/* Head page at pfn hp: its cache's index when it is a slab, else -1; once per head. */
+static int64_t snap_head(struct snap *n, uint64_t hp)
+{
+	const struct hm_slab_offs *o = &n->s->o;
+	uint64_t at = n->s->b.vmemmap + hp * o->page_size, flags, kc;
+
+	if (n->head == hp + 1)
+		return n->head_cache;
+	n->head = hp + 1;
+	n->head_cache = -1;
+	if (!rd64(n->s, at + o->page_flags, &flags) && flags & (1ull << o->pg_slab) &&
+	    !rd64(n->s, at + o->slab_cache, &kc))
+		n->head_cache = snap_cache(n, kc);
+	return n->head_cache;
+}
+
+/* The page at pfn, whose compound_head word is ch. */
+static void snap_page(struct snap *n, uint64_t pfn, uint64_t ch)
+{
+	const struct hm_slab_offs *o = &n->s->o;
+	struct hm_kslab *k = n->k;
+	struct hm_kslab_run *r = k->nr_runs ? &k->runs[k->nr_runs - 1] : NULL;
+	uint64_t hp = pfn, start;
+	int64_t ci;
+
+	if (ch & 1) {
+		uint64_t head = ch - 1, page = n->s->b.vmemmap + pfn * o->page_size;
+
+		if (head > page || head < n->s->b.vmemmap || (page - head) / o->page_size >= MAX_TAIL ||
+		    (head - n->s->b.vmemmap) % o->page_size)
+			return;
+		hp = (head - n->s->b.vmemmap) / o->page_size;
+	}
+	if ((ci = snap_head(n, hp)) < 0)
+		return;
+	start = n->s->b.page_offset + (hp << PAGE_SHIFT);
+	if (r && r->start == start && start + ((uint64_t)r->pages << PAGE_SHIFT) ==
+					      n->s->b.page_offset + (pfn << PAGE_SHIFT)) {
+		r->pages++;
+		return;
+	}
+	if (hp != pfn)
+		return;		/* a tail apart from its head: nothing to attach it to */
+	k->runs = grow(k->runs, &n->cap_runs, k->nr_runs + 1, sizeof(*k->runs));
+	k->runs[k->nr_runs++] = (struct hm_kslab_run){start, 1, (uint32_t)ci};
+}
+
+#define SNAP_CHUNK 1024			/* struct pages read at once */
+
+int hm_slab_snapshot(struct hm_slab *s, uint64_t nr_pfns, struct hm_kslab *out)
+{
+	const struct hm_slab_offs *o = &s->o;
+	struct snap n = {s, out, 0, 0, {0}, 0, -1};
+	uint64_t max = (s->b.direct_end - s->b.page_offset) >> PAGE_SHIFT;
+	uint8_t *buf = malloc(SNAP_CHUNK * o->page_size);
+
+	if (!buf)
+		hm_oom();
+	memset(out, 0, sizeof(*out));
+	out->page_offset = s->b.page_offset;
+	out->direct_end = s->b.direct_end;
+	hm_map64_init(&n.idx);
+	for (uint64_t pfn = 0; pfn < nr_pfns && pfn < max; pfn += SNAP_CHUNK) {
+		uint64_t nr = nr_pfns - pfn < SNAP_CHUNK ? nr_pfns - pfn : SNAP_CHUNK;
+		size_t want = (size_t)(nr * o->page_size);
+		int whole = s->read(s->ctx, s->b.vmemmap + pfn * o->page_size, buf, want) == want;
+
+		for (uint64_t i = 0; i < nr && pfn + i < max; i++) {
+			uint64_t ch;
+
+			/* a short read (a hole in the vmemmap): page by page */
+			if (whole)
+				memcpy(&ch, buf + i * o->page_size + o->page_head, 8);
+			else if (rd64(s, s->b.vmemmap + (pfn + i) * o->page_size + o->page_head, &ch))
+				continue;
+			snap_page(&n, pfn + i, ch);
+		}
+	}
+	free(buf);
+	hm_map64_free(&n.idx);
+	return out->nr_runs ? 0 : -1;
+}
+
+struct hm_slab *hm_slab_open_table(const struct hm_kslab *k)
+{
+	struct hm_slab *s = hm_slab_open(&(struct hm_slab_bases){k->page_offset, 0, k->direct_end},
+					 &(struct hm_slab_offs){0}, NULL, NULL);
+	struct slab_cache *c = hm_arena_alloc(&s->arena, (k->nr_caches + 1) * sizeof(*c));
+
+	for (uint32_t i = 0; i < k->nr_caches; i++) {
+		const struct hm_kslab_cache *kc = &k->caches[i];
+
+		c[i] = (struct slab_cache){1, kc->addr, hm_arena_strdup(&s->arena, kc->name),
+					   kc->size, kc->object_size, kc->red_left_pad, kc->merged};
+	}
+	if (!(s->runs = calloc(k->nr_runs + 1, sizeof(*s->runs))))
+		hm_oom();
+	for (uint32_t i = 0; i < k->nr_runs; i++)
+		s->runs[i] = (struct slab_run){k->runs[i].start,
+					       k->runs[i].start + ((uint64_t)k->runs[i].pages
+								   << PAGE_SHIFT),
+					       &c[k->runs[i].cache]};
+	s->nr_runs = k->nr_runs;
+	return s;
 }
 
 /* Debian 6.1's caches whose name is not their type's (mm/, fs/, fs/xfs/). */

@@ -61,6 +61,14 @@ void hm_slab_close(struct hm_slab *s);
  * page, damaged, or in a slot's padding). Memoised per page and per cache. */
 int hm_slab_lookup(struct hm_slab *s, uint64_t addr, struct hm_slab_obj *out);
 
+struct hm_kslab;
+/* Every slab among the direct map's first nr_pfns pages (max_pfn), read through s's
+ * memory: 0 with *out (core/kslab.h; free with hm_kslab_free), -1 when none was found. */
+int hm_slab_snapshot(struct hm_slab *s, uint64_t nr_pfns, struct hm_kslab *out);
+/* A lookup over a recorded snapshot instead of memory (decoded and checked by
+ * hm_kslab_decode): the same objects as hm_slab_lookup found when it was taken. */
+struct hm_slab *hm_slab_open_table(const struct hm_kslab *k);
+
 /* The kernel type a cache's objects have, by name: the cache name itself ("dentry",
  * "xfs_inode"), without _cache/_cachep/_jar, then with _info or _struct added, then a
  * short table of Debian 6.1 names (filp: file). Accepted only when the type's size fits

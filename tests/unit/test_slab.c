@@ -10,8 +10,11 @@
 
 #include <stddef.h>
 
+#include "core/kslab.h"
 #include "symbolize/data.h"
+#include "symbolize/layout.h"
 #include "symbolize/slab.h"
+#include "symbolize/slab_kcore.h"
 #include "kcore_util.h"
 
 #define PO 0xffff888000000000ull	/* page_offset_base */
@@ -20,11 +23,12 @@
 #define PFN0 0x100ull			/* the first page of the direct-map segment */
 #define NPAGES 16
 #define CACHES (PFN0 + 15)		/* the page holding the kmem_caches and names */
-#define KVARS (KTEXT + 0x800)		/* page_offset_base, vmemmap_base, vmalloc_base */
+#define KVARS (KTEXT + 0x800)		/* page_offset_base, vmemmap_base, vmalloc_base,
+					 * max_pfn */
 #define KFUNC (KTEXT + 0x100)
 
 static struct {
-	char dir[256], src[512], btf[512], core[512], ksyms[512];
+	char dir[256], src[512], btf[512], core[512], ksyms[512], ksyms_novars[512];
 	uint8_t text[0x1000];
 	uint8_t mem[NPAGES << 12];		/* physical PFN0.. */
 	uint8_t pages[NPAGES * sizeof(struct page)];	/* their struct pages */
@@ -105,6 +109,7 @@ static int setup(void **state)
 	snprintf(T.btf, sizeof(T.btf), "%s/types.rawbtf", T.dir);
 	snprintf(T.core, sizeof(T.core), "%s/kcore", T.dir);
 	snprintf(T.ksyms, sizeof(T.ksyms), "%s/kallsyms", T.dir);
+	snprintf(T.ksyms_novars, sizeof(T.ksyms_novars), "%s/kallsyms.novars", T.dir);
 	if (run("gcc -g -O0 -o %s %s/tests/data/slab_types.c && pahole -J %s >/dev/null && "
 		"objcopy --dump-section .BTF=%s %s", T.src, cwd, T.src, T.btf, T.src))
 		return -1;
@@ -112,6 +117,7 @@ static int setup(void **state)
 	put64(KVARS, PO);
 	put64(KVARS + 8, VMEMMAP);
 	put64(KVARS + 16, VMALLOC);
+	put64(KVARS + 24, PFN0 + NPAGES);
 	/* 0x100-0x101: a dentry slab of order 1, 96-byte slots */
 	slab_head(PFN0, cache(0, "dentry", 0, 96, sizeof(struct dentry), 0, 1), 1);
 	tail(PFN0 + 1, page_at(PFN0));
@@ -140,8 +146,13 @@ static int setup(void **state)
 	if (!(f = fopen(T.ksyms, "w")))
 		return -1;
 	fprintf(f, "%016llx T _text\n%016llx T a_func\n%016llx T _etext\n%016llx D "
-		"page_offset_base\n%016llx D vmemmap_base\n%016llx D vmalloc_base\n", KTEXT,
-		KFUNC, KTEXT + 0x700, KVARS, KVARS + 8, KVARS + 16);
+		"page_offset_base\n%016llx D vmemmap_base\n%016llx D vmalloc_base\n%016llx D "
+		"max_pfn\n", KTEXT, KFUNC, KTEXT + 0x700, KVARS, KVARS + 8, KVARS + 16, KVARS + 24);
+	if (fclose(f) || !(f = fopen(T.ksyms_novars, "w")))
+		return -1;
+	/* a report elsewhere: the kernel's memory is not there to read */
+	fprintf(f, "%016llx T _text\n%016llx T a_func\n%016llx T _etext\n", KTEXT, KFUNC,
+		KTEXT + 0x700);
 	return fclose(f);
 }
 
@@ -157,17 +168,26 @@ struct ctx {
 	struct hm_data *d;
 };
 
-static void open_kernel(struct ctx *c)
+/* The kernel from the synthesized kcore, with the slab facts a recording saved (or none). */
+static void open_kernel_with(struct ctx *c, const char *ksyms, const uint8_t *kslab, size_t len)
 {
 	struct hm_err err = {0};
 	struct hm_data_kernel k = {0};
 
-	c->code = open_code(T.core, T.ksyms);
+	c->code = open_code(T.core, ksyms);
 	assert_int_equal(hm_data_open(&c->d, &err), 0);
 	k.kcore = T.core;
 	k.code = c->code;
 	k.btf = T.btf;
+	k.kslab = kslab;
+	k.kslab_len = len;
+	k.input = "test.data";
 	assert_int_equal(hm_data_set_kernel(c->d, &k), 0);
+}
+
+static void open_kernel(struct ctx *c)
+{
+	open_kernel_with(c, T.ksyms, NULL, 0);
 }
 
 static void close_kernel(struct ctx *c)
@@ -306,12 +326,159 @@ static void test_cache_names_map_to_types_that_fit(void **state)
 	hm_layout_close(lay);
 }
 
+/* record -k's snapshot (slab.c, core/kslab.c): every slab page of memory, encoded, decoded
+ * and looked up, finds what reading memory finds, address by address. */
+static uint8_t *snapshot(size_t *len, struct hm_kslab *k)
+{
+	struct hm_code *code = open_code(T.core, T.ksyms);
+	struct hm_layout *lay = NULL;
+	struct hm_slab *s = NULL;
+	struct hm_err err = {0};
+	const char *why = NULL;
+	uint64_t max_pfn = 0;
+	uint8_t *bytes;
+
+	assert_int_equal(hm_layout_open_btf(T.btf, &lay, &err), 0);
+	assert_int_equal(hm_slab_open_kcore(code, lay, T.btf, &s, &max_pfn, &why), 0);
+	assert_int_equal(max_pfn, PFN0 + NPAGES);
+	assert_int_equal(hm_slab_snapshot(s, max_pfn, k), 0);
+	assert_non_null(bytes = hm_kslab_encode(k, len));
+	hm_slab_close(s);
+	hm_layout_close(lay);
+	hm_code_close(code);
+	return bytes;
+}
+
+static void test_snapshot_finds_what_memory_finds(void **state)
+{
+	struct hm_code *code = open_code(T.core, T.ksyms);
+	struct hm_layout *lay = NULL;
+	struct hm_slab *live = NULL, *table;
+	struct hm_kslab k, back;
+	struct hm_err err = {0};
+	const char *why = NULL;
+	size_t len, found = 0;
+	uint8_t *bytes;
+
+	(void)state;
+	bytes = snapshot(&len, &k);
+	/* dentry (2 pages), ext4_inode_cache, kmalloc-64, the merged inode_cache, the
+	 * dentry of a bigger object_size, filp: not the damaged caches nor the non-slabs */
+	assert_int_equal(k.nr_runs, 6);
+	assert_int_equal(k.runs[0].start, va(PFN0, 0));
+	assert_int_equal(k.runs[0].pages, 2);
+	assert_int_equal(hm_kslab_decode(bytes, len, "test.data", &back, &err), 0);
+	assert_int_equal(back.nr_runs, k.nr_runs);
+	assert_int_equal(back.nr_caches, k.nr_caches);
+	assert_int_equal(hm_layout_open_btf(T.btf, &lay, &err), 0);
+	assert_int_equal(hm_slab_open_kcore(code, lay, T.btf, &live, NULL, &why), 0);
+	table = hm_slab_open_table(&back);
+	for (uint64_t a = va(PFN0, 0) - 64; a < va(PFN0 + NPAGES, 0) + 64; a += 8) {
+		struct hm_slab_obj x = {0}, y = {0};
+		int rx = hm_slab_lookup(live, a, &x), ry = hm_slab_lookup(table, a, &y);
+
+		if (rx != ry || (rx == 0 && (strcmp(x.cache, y.cache) || x.base != y.base ||
+					     x.offset != y.offset || x.size != y.size ||
+					     x.object_size != y.object_size || x.merged != y.merged ||
+					     x.cache_addr != y.cache_addr)))
+			fail_msg("%#llx: memory %d %s+%llu, snapshot %d %s+%llu",
+				 (unsigned long long)a, rx, rx ? "-" : x.cache,
+				 (unsigned long long)x.offset, ry, ry ? "-" : y.cache,
+				 (unsigned long long)y.offset);
+		found += rx == 0;
+	}
+	assert_true(found > 500);	/* it compared objects, not only misses */
+	hm_slab_close(table);
+	hm_slab_close(live);
+	hm_kslab_free(&back);
+	hm_kslab_free(&k);
+	free(bytes);
+	hm_layout_close(lay);
+	hm_code_close(code);
+}
+
+/* A report without the kernel's memory (kallsyms gives no bases: another machine) names
+ * the slab object from the recording's facts, and says so. */
+static void test_report_elsewhere_names_by_recorded_slabs(void **state)
+{
+	struct hm_data_stats st;
+	struct hm_data_obj o;
+	struct hm_kslab k;
+	struct ctx c;
+	size_t len;
+	uint8_t *bytes = snapshot(&len, &k);
+	uint64_t e2 = va(PFN0 + 2, 16 + 2 * 128);
+
+	(void)state;
+	open_kernel_with(&c, T.ksyms_novars, NULL, 0);
+	o = named(&c, e2 + offsetof(struct ext4_inode_info, vfs_inode.i_rwsem.owner));
+	assert_int_not_equal(o.method, HM_M_HEAP);	/* no facts: not named by the slab */
+	hm_data_stats(c.d, 0, &st);
+	assert_null(st.slab_source);
+	close_kernel(&c);
+
+	open_kernel_with(&c, T.ksyms_novars, bytes, len);
+	o = named(&c, e2 + offsetof(struct ext4_inode_info, vfs_inode.i_rwsem.owner));
+	assert_int_equal(o.method, HM_M_HEAP);
+	assert_string_equal(o.field, "ext4_inode_info.vfs_inode.i_rwsem.owner");
+	assert_int_equal(o.base, e2);
+	hm_data_stats(c.d, 0, &st);
+	assert_string_equal(st.slab_source, "recording");
+	assert_int_equal(st.kernel_slab, 1);
+	close_kernel(&c);
+	hm_kslab_free(&k);
+	free(bytes);
+}
+
+static void put32le(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+/* Damaged slab sections are refused whole, with the file named; never a crash. */
+static void test_damaged_slab_section_refused(void **state)
+{
+	struct hm_kslab k, out;
+	struct hm_err err = {0};
+	size_t len, runs;
+	uint8_t *bytes = snapshot(&len, &k), *b = malloc(len);
+
+	(void)state;
+	runs = len - (size_t)k.nr_runs * 16;
+	for (size_t cut = 0; cut < len; cut += 7)	/* truncated anywhere */
+		assert_int_equal(hm_kslab_decode(bytes, cut, "x.data", &out, &err), -1);
+	assert_non_null(strstr(err.msg, "x.data"));
+	memcpy(b, bytes, len);
+	put32le(b + runs + 12, k.nr_caches);		/* a run of no cache */
+	assert_int_equal(hm_kslab_decode(b, len, "x.data", &out, &err), -1);
+	memcpy(b, bytes, len);
+	memcpy(b + runs + 16, b + runs, 16);		/* two runs at one address */
+	assert_int_equal(hm_kslab_decode(b, len, "x.data", &out, &err), -1);
+	memcpy(b, bytes, len);
+	memset(b + 40 + 24, 'a', HM_KSLAB_NAME);	/* a name without its NUL */
+	assert_int_equal(hm_kslab_decode(b, len, "x.data", &out, &err), -1);
+	memcpy(b, bytes, len);
+	put32le(b + 40 + 12, 1u << 30);			/* object_size over size */
+	assert_int_equal(hm_kslab_decode(b, len, "x.data", &out, &err), -1);
+	memcpy(b, bytes, len);
+	put32le(b + runs + 8, 0);			/* a slab of no page */
+	assert_int_equal(hm_kslab_decode(b, len, "x.data", &out, &err), -1);
+	assert_int_equal(hm_kslab_decode(bytes, len, "x.data", &out, &err), 0);
+	hm_kslab_free(&out);
+	hm_kslab_free(&k);
+	free(bytes);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slab_object_named_by_cache_on_synthesized_kcore),
 		cmocka_unit_test(test_damaged_or_untyped_slabs_name_nothing),
 		cmocka_unit_test(test_cache_names_map_to_types_that_fit),
+		cmocka_unit_test(test_snapshot_finds_what_memory_finds),
+		cmocka_unit_test(test_report_elsewhere_names_by_recorded_slabs),
+		cmocka_unit_test(test_damaged_slab_section_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,121 @@
+/* Slab lookups over the running kernel's memory (/proc/kcore through hm_code, offsets
+ * from its BTF, the KASLR bases from kallsyms), for the report in the guest and for the
+ * snapshot `record -k` saves (core/kslab.h) so that a report elsewhere names slabs too. */
+#include "symbolize/slab_kcore.h"
+
+#include <bpf/btf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/kslab.h"
+#include "symbolize/code.h"
+#include "symbolize/layout.h"
+
+/* enum pageflags' PG_slab from raw BTF; -1 without it. */
+static int pg_slab_bit(const char *btf_path)
+{
+	struct btf *btf = btf__parse(btf_path, NULL);
+	int id = btf ? btf__find_by_name_kind(btf, "pageflags", BTF_KIND_ENUM) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
+	const struct btf_enum *e = t ? btf_enum(t) : NULL;
+	int bit = -1;
+
+	for (uint16_t i = 0; e && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), "PG_slab"))
+			bit = e[i].val;
+	btf__free(btf);
+	return bit;
+}
+
+static size_t kcore_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return hm_code_read(ctx, 0, addr, 1, buf, len);
+}
+
+/* Reads the n kernel variables (unsigned long) names from kcore: 0, or -1 with *why. */
+static int kvars(struct hm_code *code, const char *const *names, uint64_t *v, size_t n,
+		 const char **why)
+{
+	struct hm_code_kernel img;
+	uint64_t at[4];
+
+	if (hm_code_kernel_image(code, &img) != 0 || !img.kcore) {
+		*why = "kernel heap not named by slab cache: no kernel memory to read (/proc/kcore "
+		       "of this boot, as root)";
+		return -1;
+	}
+	if (n > 4 || hm_code_kernel_data(code, names, at, n) != 0) {
+		*why = "kernel heap not named by slab cache: kallsyms lacks page_offset_base, "
+		       "vmemmap_base, vmalloc_base or max_pfn (run as root)";
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (hm_code_read(code, 0, at[i], 1, (uint8_t *)&v[i], 8) != 8) {
+			*why = "kernel heap not named by slab cache: page_offset_base, "
+			       "vmemmap_base, vmalloc_base or max_pfn unreadable in kcore";
+			return -1;
+		}
+	return 0;
+}
+
+int hm_slab_open_kcore(struct hm_code *code, struct hm_layout *lay, const char *btf_path,
+		       struct hm_slab **out, uint64_t *max_pfn, const char **why)
+{
+	static const char *const vars[] = {"page_offset_base", "vmemmap_base", "vmalloc_base",
+					   "max_pfn"};
+	struct hm_slab_offs o;
+	const char *miss;
+	uint64_t v[4];
+	int bit = pg_slab_bit(btf_path);
+
+	*out = NULL;
+	if (bit < 0 || hm_slab_offs_from(lay, (uint32_t)bit, &o, &miss) != 0) {
+		*why = "kernel heap not named by slab cache: the kernel's BTF lacks struct page, "
+		       "slab or kmem_cache (or PG_slab)";
+		return -1;
+	}
+	if (kvars(code, vars, v, 4, why) != 0)
+		return -1;
+	if (v[0] < (1ull << 63) || v[1] < (1ull << 63) || v[2] <= v[0]) {
+		*why = "kernel heap not named by slab cache: page_offset_base, vmemmap_base or "
+		       "vmalloc_base read from kcore make no x86-64 direct map";
+		return -1;
+	}
+	*out = hm_slab_open(&(struct hm_slab_bases){v[0], v[1], v[2]}, &o, kcore_mem, code);
+	if (max_pfn)
+		*max_pfn = v[3];
+	return 0;
+}
+
+uint8_t *hm_slab_snapshot_live(size_t *len, const char **why)
+{
+	static const char btf_path[] = "/sys/kernel/btf/vmlinux";
+	struct hm_code_opts co = {.vmlinux = ""};
+	struct hm_code *code = NULL;
+	struct hm_layout *lay = NULL;
+	struct hm_slab *s = NULL;
+	struct hm_kslab k = {0};
+	struct hm_err err = {0};
+	uint64_t max_pfn = 0;
+	uint8_t *bytes = NULL;
+
+	*why = NULL;
+	if (hm_code_open(&co, &code, &err) != 0) {
+		*why = "slab facts not saved: kernel code unreadable";
+		return NULL;
+	}
+	if (hm_layout_open_btf(btf_path, &lay, &err) != 0)
+		*why = "slab facts not saved: no " "/sys/kernel/btf/vmlinux (a kernel without "
+		       "CONFIG_DEBUG_INFO_BTF)";
+	else if (hm_slab_open_kcore(code, lay, btf_path, &s, &max_pfn, why) == 0 &&
+		 hm_slab_snapshot(s, max_pfn, &k) != 0)
+		*why = "slab facts not saved: no slab page found through /proc/kcore";
+	if (!*why && !(bytes = hm_kslab_encode(&k, len)))
+		*why = "slab facts not saved: out of memory";
+	hm_kslab_free(&k);
+	hm_slab_close(s);
+	if (lay)
+		hm_layout_close(lay);
+	hm_code_close(code);
+	return bytes;
+}

@@ -13,6 +13,7 @@
 #include "cli/watchspec.h"
 #include "collectors/pmu.h"
 #include "collectors/record.h"
+#include "symbolize/slab_kcore.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -332,6 +333,13 @@ static void summary(struct record_args *a, const struct hm_record_stats *st)
 					  : "");
 	if (st->alloc_note[0])
 		fprintf(stderr, "hitmap record: %s\n", st->alloc_note);
+	if (st->kslab_bytes)
+		fprintf(stderr, "hitmap record: kernel slab facts saved (%.1f KB), for naming "
+				"kernel heap objects where the report has no kcore\n",
+			(double)st->kslab_bytes / 1024.0);
+	else if (st->kslab_why)
+		fprintf(stderr, "hitmap record: %s; a report elsewhere names kernel heap by "
+				"pointer types only\n", st->kslab_why);
 	if (st->stopped_by)
 		fprintf(stderr, "hitmap record: stopped by signal %d; the file is complete up to "
 				"that point\n", st->stopped_by);
@@ -359,6 +367,8 @@ int cmd_record(int argc, char **argv)
 		a.o.resolve = hm_watchspecs_resolve;
 		a.o.resolve_ctx = &a.ws;
 	}
+	if (a.o.kernel)
+		a.o.kernel_slab = hm_slab_snapshot_live;
 	a.o.cmdline = (const char *const *)argv - 1;
 	a.o.nr_cmdline = argc + 1;
 	a.o.stop = &stop_signal;

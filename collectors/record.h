@@ -47,6 +47,10 @@ struct hm_record_opts {
 	 * before any event is opened: resolves watch addresses in its address space. */
 	int (*resolve)(void *ctx, pid_t pid, struct hm_err *err);
 	void *resolve_ctx;
+	/* With kernel: called once the workload is over, before the file's features are
+	 * written: hitmap's kernel slab section (core/kslab.h), malloc'd with *len set, or
+	 * NULL with *why. Collectors read no kernel memory themselves (cli/ gives this). */
+	uint8_t *(*kernel_slab)(size_t *len, const char **why);
 };
 
 struct hm_record_stats {
@@ -58,6 +62,8 @@ struct hm_record_stats {
 	uint64_t alloc_events;		/* allocation-family samples recorded */
 	int alloc_stopped;		/* the allocation budget was spent: probes closed */
 	char alloc_note[640];		/* allocation tracking off or incomplete: why, once */
+	uint64_t kslab_bytes;		/* the kernel slab section's size, 0 when none */
+	const char *kslab_why;		/* why none, when kernel_slab was given */
 };
 
 int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct hm_err *err);

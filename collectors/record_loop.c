@@ -296,7 +296,14 @@ static int finish(struct hm_session *s, const struct hm_record_opts *o, struct h
 	}
 	f.build_ids = ids;
 	f.nr_build_ids = n;
+	if (o->kernel && o->kernel_slab && !s->st->stopped_by) {
+		uint8_t *kslab = o->kernel_slab(&f.kslab_len, &s->st->kslab_why);
+
+		f.kslab = kslab;
+		s->st->kslab_bytes = kslab ? f.kslab_len : 0;
+	}
 	rc = hm_perfdata_finish(s->w, &f, err);
+	free((void *)f.kslab);
 	free(ids);
 	hm_arena_free(&topo_arena);
 	return rc;

@@ -21,6 +21,8 @@ CACHE_TYPES = {"dentry": "dentry", "ext4_inode_cache": "ext4_inode_info",
 PRIMITIVE = re.compile(r"^_*(memset|memcpy|memmove|copy_user|copy_to_user|copy_from_user|"
                        r"clear_user|clear_page|rep_movs|rep_stos)")
 SLABSTATS = re.compile(r"kernel heap named by slab cache \(.*?read from (\w+)\): (\d+)")
+AGREE = 0.90	# the snapshot is of the workload's end, kcore of the report's: an object freed
+		# in between may be another by then
 BASES = collections.defaultdict(set)	# type -> object bases the guest named (all workloads)
 
 
@@ -31,7 +33,46 @@ def share(d):
     return 100.0 * r / w if w > 0 else 0.0
 
 
+def slab_objects(d):
+    """address -> (object, base) of the field rows naming a struct object with its base."""
+    out = {}
+    for line in d["lines"]:
+        try:
+            at = int(line["addr"], 16)
+        except ValueError:	# a per-CPU line ("cpu0:0x...")
+            continue
+        for f in line["fields"]:
+            o = f.get("object") or ""
+            if f.get("obj_base") and o.startswith("struct ") and "(stack of" not in o:
+                out[at + f["offset"]] = (o[7:], int(f["obj_base"], 16))
+    return out
+
+
+def check_host(check, name, host, guest):
+    """The host (vmlinux, no kernel memory) names slab objects from the facts record -k
+    saved in the recording, and the objects agree with the guest's, read from kcore."""
+    hs = host["stats"].get("kernel_slab", {})
+    check(name + ": host report (vmlinux) names kernel heap by the slab facts record -k saved",
+          hs.get("facts") == "recording" and hs.get("named", 0) > 0, "stats.kernel_slab: %s" % hs)
+    if not guest:
+        return
+    h, g = slab_objects(host), slab_objects(guest)
+    slabbed = set(CACHE_TYPES.values())
+    both = [x for x in h if x in g and g[x][0] in slabbed]
+    same = [x for x in both if h[x] == g[x]]
+    print("# %-28s host named by recorded slab facts %s (guest by kcore %s); objects of %s "
+          "at the same address: %d of %d the same" %
+          (name, hs.get("named", "-"), guest["stats"].get("kernel_slab", {}).get("named", "-"),
+           "/".join(sorted(slabbed)), len(same), len(both)))
+    check(name + ": host (recorded slab facts) and guest (kcore) name the same object at the "
+          "same address (%d of %d)" % (len(same), len(both)),
+          len(same) >= AGREE * len(both),
+          "differ: %s" % ["%#x host %s guest %s" % (x, h[x], g[x]) for x in both
+                          if h[x] != g[x]][:3])
+
+
 def after_workload(check, a, name, host, guest):
+    check_host(check, name, host, guest)
     if not guest:
         return
     h, g = share(host), share(guest)

@@ -462,6 +462,8 @@ static void warnings(struct hm_recording *rec)
 	if (st->kernel_no_ksyms)
 		warn(rec, "%" PRIu64 " kernel samples have no function name: %s",
 		     st->kernel_no_ksyms, st->kernel_no_ksyms_hint);
+	if ((w = hm_data_slab_damage(hm_resolver_data(rec->resolver))))
+		warn(rec, "%s", w);
 }
 
 /* Fills rec; on failure rec holds what was opened, for the caller to free. */
@@ -475,6 +477,7 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 	int stream = !strcmp(path, "-"), rc;
 
 	rec->path = path;
+	ro.input = path;
 	if (hm_perfdata_open(path, &rec->pd, err))
 		return -1;
 	if (!ro.osrelease)

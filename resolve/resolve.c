@@ -39,6 +39,7 @@ int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 	co.force = o->force;
 	r->osrelease = o->osrelease ? hm_arena_strdup(&r->names, o->osrelease) : NULL;
 	r->kernel_btf = o->kernel_btf ? hm_arena_strdup(&r->names, o->kernel_btf) : NULL;
+	r->input = hm_arena_strdup(&r->names, o->input ? o->input : "the recording");
 	if (hm_code_open(&co, &r->code, err) || hm_decode_open(&r->dec, err) ||
 	    hm_data_open(&r->data, err)) {
 		hm_resolver_close(r);
@@ -243,7 +244,7 @@ static void kernel_setup(struct hm_resolver *r)
 	k.why = img.why;
 	k.kslab = r->kslab;
 	k.kslab_len = r->kslab_len;
-	k.input = "the recording";
+	k.input = r->input;
 	hm_data_set_kernel(r->data, &k);
 }
 

@@ -20,6 +20,8 @@ struct hm_resolve_opts {
 	const char *kernel_btf;		/* raw BTF of the recorded kernel; NULL:
 					 * /sys/kernel/btf/vmlinux when it runs here */
 	int force;			/* use a vmlinux of another build (hm_code_opts) */
+	const char *input;		/* the recording, named in messages; NULL: "the
+					 * recording" */
 };
 
 /* Why a sample has no data address, for --stats. */

@@ -27,6 +27,7 @@ struct hm_resolver {
 	const char *osrelease;		/* the recording's kernel release, or NULL */
 	const char *kernel_btf;		/* the option, or NULL */
 	uint8_t *kslab;			/* the recording's slab facts (core/kslab.h), or NULL */
+	const char *input;		/* the recording's name, for messages */
 	size_t kslab_len;
 	int kernel_set;			/* hm_data_set_kernel done */
 	uint64_t kdisk_bias;		/* KASLR when kernel code is the vmlinux's bytes */

@@ -174,6 +174,8 @@ struct hm_data_stats {
 };
 
 void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);
+/* Why the recording's kernel slab section was refused (core/kslab.h), or NULL. */
+const char *hm_data_slab_damage(const struct hm_data *d);
 /* "global", "tls", "stack", "heap", "unknown", "noaddr". */
 const char *hm_data_method_name(enum hm_method m);
 /* The first opened file whose types are incomplete (hm_layout_damage: compilation units

@@ -158,6 +158,7 @@ struct hm_data {
 	struct hm_layout *slab_lay;	/* the types its cache names are looked up in */
 	const char *slab_source;	/* where its facts come from: "kcore" */
 	const char *slab_hint;		/* why there is none, when the kernel has kcore */
+	const char *slab_damage;	/* the recording's slab section refused: why */
 	struct hm_map64 slab_types;	/* kmem_cache address + 1 -> its type (data_slab.c) */
 	struct hm_map64 kstack;		/* function start + 1 -> its frame (data_kstack.c) */
 };

@@ -34,7 +34,7 @@ int data_slab_table(struct hm_data *d, struct hm_layout *lay, const uint8_t *byt
 	struct hm_err err = {0};
 
 	if (hm_kslab_decode(bytes, len, name, &k, &err) != 0) {
-		d->slab_hint = data_intern(d, err.msg);
+		d->slab_hint = d->slab_damage = data_intern(d, err.msg);
 		return -1;
 	}
 	hm_slab_close(d->slab);
@@ -141,4 +141,9 @@ int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t ip
 	out->whole = 1;
 	d->st.kernel_slab++;
 	return 0;
+}
+
+const char *hm_data_slab_damage(const struct hm_data *d)
+{
+	return d ? d->slab_damage : NULL;
 }

@@ -522,25 +522,32 @@ static uint8_t *small_kslab(size_t *len)
 	return hm_kslab_encode(&k, len);
 }
 
-/* One COMM record: a file with no data reads as unfinished, without features. */
-static void write_comm(struct hm_perfdata_writer *w)
+/* A file of one COMM record (one with no data reads as unfinished, without features)
+ * and ft's features, opened again for reading. */
+static struct hm_perfdata *write_read(const char *path, const struct hm_perf_features *ft)
 {
+	struct hm_perf_attr attrs[2];
+	struct hm_perfdata_writer *w;
+	struct hm_perfdata *pd;
 	struct hm_perf_event ev = {.type = PERF_RECORD_COMM};
 	struct hm_err err = {0};
 
+	make_attrs(attrs);
 	ev.comm = (struct hm_perf_comm){7, 7, "w"};
+	assert_int_equal(hm_perfdata_create(path, attrs, 2, 0, &w, &err), 0);
 	assert_int_equal(hm_perfdata_write(w, &ev, &err), 0);
+	assert_int_equal(hm_perfdata_finish(w, ft, &err), 0);
+	hm_perfdata_writer_close(w);
+	assert_int_equal(hm_perfdata_open(path, &pd, &err), 0);
+	return pd;
 }
 
 /* The slab section comes back byte for byte; a file without one reads none. */
 static void test_kslab_feature_roundtrip(void **state)
 {
-	struct hm_perf_attr attrs[2];
 	struct hm_perf_features ft;
 	struct hm_perf_build_id bid;
-	struct hm_perfdata_writer *w;
 	struct hm_perfdata *pd;
-	struct hm_err err = {0};
 	const struct hm_perf_features *back;
 	char path[] = "/tmp/hm_kslab_XXXXXX";
 	int fd = mkstemp(path);
@@ -550,26 +557,17 @@ static void test_kslab_feature_roundtrip(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
-	make_attrs(attrs);
 	make_features(&ft, &bid);
 	ft.kslab = bytes;
 	ft.kslab_len = len;
-	assert_int_equal(hm_perfdata_create(path, attrs, 2, 0, &w, &err), 0);
-	write_comm(w);
-	assert_int_equal(hm_perfdata_finish(w, &ft, &err), 0);
-	hm_perfdata_writer_close(w);
-	assert_int_equal(hm_perfdata_open(path, &pd, &err), 0);
+	pd = write_read(path, &ft);
 	back = hm_perfdata_features(pd);
 	assert_int_equal(back->kslab_len, len);
 	assert_memory_equal(back->kslab, bytes, len);
 	assert_string_equal(back->hostname, ft.hostname);	/* the features before it too */
 	hm_perfdata_close(pd);
 	ft.kslab = NULL;
-	assert_int_equal(hm_perfdata_create(path, attrs, 2, 0, &w, &err), 0);
-	write_comm(w);
-	assert_int_equal(hm_perfdata_finish(w, &ft, &err), 0);
-	hm_perfdata_writer_close(w);
-	assert_int_equal(hm_perfdata_open(path, &pd, &err), 0);
+	pd = write_read(path, &ft);
 	assert_null(hm_perfdata_features(pd)->kslab);
 	hm_perfdata_close(pd);
 	unlink(path);

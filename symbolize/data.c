@@ -63,7 +63,7 @@ void hm_data_close(struct hm_data *d)
 	hm_map64_free(&d->splits);
 	hm_map64_free(&d->slab_types);
 	hm_map64_free(&d->kstack);
-	hm_slab_close(d->slab);
+	data_slab_free(d);
 	hm_map64_free(&d->procs);
 	hm_hash_free(&d->strs);
 	hm_hash_free(&d->mods);

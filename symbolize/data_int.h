@@ -160,6 +160,11 @@ struct hm_data {
 	const char *slab_hint;		/* why there is none, when the kernel has kcore */
 	const char *slab_damage;	/* the recording's slab section refused: why */
 	struct hm_map64 slab_types;	/* kmem_cache address + 1 -> its type (data_slab.c) */
+	const char *kbtf_base;		/* the running kernel's /sys/kernel/btf/vmlinux: its
+					 * modules' BTF beside it types their caches; NULL */
+	struct hm_layout **kbtf;	/* those modules' layouts, opened at first need */
+	size_t nr_kbtf;
+	int kbtf_done;
 	struct hm_map64 kstack;		/* function start + 1 -> its frame (data_kstack.c) */
 };
 
@@ -231,6 +236,7 @@ int data_slab_name(struct hm_data *d, const struct data_image *code, uint64_t ip
 		   uint64_t addr, struct hm_data_obj *out);
 /* The slab object holding addr, whatever its cache (kmalloc-192 too): 0 with its base. */
 int data_slab_object(struct hm_data *d, uint64_t addr, uint64_t *base, uint32_t *object_size);
+void data_slab_free(struct hm_data *d);
 /* data_kmod.c: a module's global at runtime addr, through its recorded section load
  * addresses and its debug file (host), or kallsyms' module data symbols (symbol only);
  * and a heap result whose object starts at a module data symbol renamed after it. */

@@ -8,9 +8,13 @@
  * another cache names the new cache's object. */
 #include "symbolize/data_int.h"
 
+#include <dirent.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/kslab.h"
+#include "core/oom.h"
+#include "symbolize/layout.h"
 #include "symbolize/code.h"
 #include "symbolize/slab_kcore.h"
 
@@ -57,10 +61,56 @@ static uint64_t module_types(struct hm_data *d)
 	return n;
 }
 
+/* The running kernel's modules' BTF (/sys/kernel/btf/MODULE, split over vmlinux's),
+ * each opened once, at the first cache whose type the vmlinux lacks: the guest's report
+ * types xfs_inode objects through xfs's. */
+static void open_module_btf(struct hm_data *d)
+{
+	char dir[4096];
+	struct dirent *e;
+	DIR *dh;
+
+	d->kbtf_done = 1;
+	if (!d->kbtf_base || strlen(d->kbtf_base) >= sizeof(dir))
+		return;
+	strcpy(dir, d->kbtf_base);
+	*strrchr(dir, '/') = '\0';
+	if (!(dh = opendir(dir)))
+		return;
+	while ((e = readdir(dh))) {
+		struct hm_layout *lay = NULL;
+		struct hm_err err = {0};
+		char *path;
+
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "vmlinux"))
+			continue;
+		path = hm_arena_printf(&d->arena, "%s/%s", dir, e->d_name);
+		if (hm_layout_open_btf_split(path, d->kbtf_base, &lay, &err) != 0)
+			continue;	/* not a module's BTF: that module's caches stay untyped */
+		if (!(d->kbtf = realloc(d->kbtf, (d->nr_kbtf + 1) * sizeof(*d->kbtf))))
+			hm_oom();
+		d->kbtf[d->nr_kbtf++] = lay;
+	}
+	closedir(dh);
+}
+
+void data_slab_free(struct hm_data *d)
+{
+	for (size_t i = 0; i < d->nr_kbtf; i++)
+		hm_layout_close(d->kbtf[i]);
+	free(d->kbtf);
+	hm_slab_close(d->slab);
+}
+
 /* A cache of a module (xfs_inode, xfs_ili): its type in that module's DWARF or BTF. */
 static const struct hm_type *module_cache_type(struct hm_data *d, const struct hm_slab_obj *so)
 {
 	const struct hm_type *t = NULL;
+
+	if (d->kbtf_base && !d->kbtf_done)
+		open_module_btf(d);
+	for (size_t i = 0; i < d->nr_kbtf && !t; i++)
+		t = hm_slab_type(d->kbtf[i], so->cache, so->object_size);
 
 	for (struct data_mod *m = d->mod_list; m && !t; m = m->next) {
 		if (!m->kernel || m == d->kimg.mod)

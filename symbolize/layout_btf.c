@@ -19,6 +19,7 @@
 
 struct btf_src {
 	struct btf *btf;
+	struct btf *base;		/* a split BTF's base (vmlinux's for a module), or NULL */
 	uint32_t next_id, nr_types;
 	const struct hm_type **types;	/* by id, converted on demand */
 };
@@ -202,6 +203,7 @@ static void btf_close(struct hm_layout *lay)
 	if (!s)
 		return;
 	btf__free(s->btf);
+	btf__free(s->base);
 	free(s->types);
 	free(s);
 }
@@ -314,10 +316,48 @@ static struct btf *btf_elf(int fd, const char *path, struct hm_err *err)
 	return btf;
 }
 
-int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *err)
+/* A layout over btf (and its base, both freed with it), naming types from id first. */
+static int wrap(struct btf *btf, struct btf *base, uint32_t first, const char *path,
+		struct hm_layout **out, struct hm_err *err)
 {
 	struct hm_layout *lay;
 	struct btf_src *s;
+
+	/* Every record is a multiple of 4 bytes, so an aligned first type aligns them all;
+	 * libbpf takes a header length that is not (the kernel refuses it). */
+	if (btf__type_cnt(btf) > first && ((uintptr_t)btf__type_by_id(btf, first) & 3)) {
+		btf__free(btf);
+		btf__free(base);
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: corrupt BTF: its type section is not "
+				  "4-byte aligned (header length or type offset): regenerate it "
+				  "(pahole -J)", path);
+	}
+	lay = malloc(sizeof(*lay));
+	s = calloc(1, sizeof(*s));
+	if (!lay || !s) {
+		free(lay);
+		free(s);
+		btf__free(btf);
+		btf__free(base);
+		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
+	}
+	hm_layout_base_init(lay, &btf_ops, HM_LAYOUT_BTF, path);
+	lay->priv = s;
+	s->btf = btf;
+	s->base = base;
+	s->nr_types = btf__type_cnt(btf);
+	s->next_id = first;
+	s->types = calloc(s->nr_types, sizeof(*s->types));
+	if (!s->types) {
+		hm_layout_close(lay);
+		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
+	}
+	*out = lay;
+	return 0;
+}
+
+int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *err)
+{
 	struct btf *btf;
 	unsigned char magic[4];
 	int fd = hm_file_open(path), e = errno;
@@ -338,32 +378,28 @@ int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *
 	close(fd);
 	if (!btf)
 		return -1;
-	/* Every record is a multiple of 4 bytes, so an aligned first type aligns them all;
-	 * libbpf takes a header length that is not (the kernel refuses it). */
-	if (btf__type_cnt(btf) > 1 && ((uintptr_t)btf__type_by_id(btf, 1) & 3)) {
-		btf__free(btf);
-		return hm_err_set(err, HM_EXIT_INPUT, "%s: corrupt BTF: its type section is not "
-				  "4-byte aligned (header length or type offset): regenerate it "
-				  "(pahole -J)", path);
+	return wrap(btf, NULL, 1, path, out, err);
+}
+
+
+int hm_layout_open_btf_split(const char *path, const char *base_path, struct hm_layout **out,
+			     struct hm_err *err)
+{
+	struct btf *base, *btf;
+
+	*out = NULL;
+	libbpf_set_print(NULL);
+	if (!(base = btf__parse_raw(base_path)))
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: no readable raw BTF: give the base "
+				  "BTF the module's was made against (/sys/kernel/btf/vmlinux)",
+				  base_path);
+	/* sysfs BTF files do not shrink under a reader: libbpf reads them whole */
+	if (!(btf = btf__parse_raw_split(path, base))) {
+		btf__free(base);
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: no readable split BTF over %s: give "
+				  "a module's /sys/kernel/btf/MODULE of the same kernel", path,
+				  base_path);
 	}
-	lay = malloc(sizeof(*lay));
-	s = calloc(1, sizeof(*s));
-	if (!lay || !s) {
-		free(lay);
-		free(s);
-		btf__free(btf);
-		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
-	}
-	hm_layout_base_init(lay, &btf_ops, HM_LAYOUT_BTF, path);
-	lay->priv = s;
-	s->btf = btf;
-	s->nr_types = btf__type_cnt(btf);
-	s->next_id = 1;
-	s->types = calloc(s->nr_types, sizeof(*s->types));
-	if (!s->types) {
-		hm_layout_close(lay);
-		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
-	}
-	*out = lay;
-	return 0;
+	/* the module's own types come after the base's ids; only they are indexed */
+	return wrap(btf, base, btf__type_cnt(base), path, out, err);
 }

@@ -29,6 +29,8 @@
 
 static struct {
 	char dir[256], src[512], btf[512], core[512], ksyms[512], ksyms_novars[512];
+	char mod[512], modbtf[512];
+	uint32_t xfs_inode_size;	/* the module's type, from its split BTF */
 	uint8_t text[0x1000];
 	uint8_t mem[NPAGES << 12];		/* physical PFN0.. */
 	uint8_t pages[NPAGES * sizeof(struct page)];	/* their struct pages */
@@ -92,6 +94,21 @@ static void tail(uint64_t pfn, uint64_t head_page)
 	put64(page_at(pfn) + offsetof(struct page, compound_head), head_page + 1);
 }
 
+/* xfs_inode's size from the module's split BTF: the one place that type is known. */
+static int module_size(void)
+{
+	struct hm_layout *lay = NULL;
+	struct hm_err err = {0};
+	const struct hm_type *t;
+
+	if (hm_layout_open_btf_split(T.modbtf, T.btf, &lay, &err) != 0)
+		return fprintf(stderr, "%s\n", err.msg), -1;
+	t = hm_layout_find(lay, "xfs_inode");
+	T.xfs_inode_size = t ? (uint32_t)t->size : 0;
+	hm_layout_close(lay);
+	return T.xfs_inode_size ? 0 : -1;
+}
+
 static int setup(void **state)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -106,12 +123,19 @@ static int setup(void **state)
 	if (!mkdtemp(T.dir) || !getcwd(cwd, sizeof(cwd)))
 		return -1;
 	snprintf(T.src, sizeof(T.src), "%s/types", T.dir);
-	snprintf(T.btf, sizeof(T.btf), "%s/types.rawbtf", T.dir);
+	/* named as /sys/kernel/btf/ names them: a module's BTF beside vmlinux's */
+	snprintf(T.btf, sizeof(T.btf), "%s/btf/vmlinux", T.dir);
+	snprintf(T.mod, sizeof(T.mod), "%s/mod", T.dir);
+	snprintf(T.modbtf, sizeof(T.modbtf), "%s/btf/xfs", T.dir);
 	snprintf(T.core, sizeof(T.core), "%s/kcore", T.dir);
 	snprintf(T.ksyms, sizeof(T.ksyms), "%s/kallsyms", T.dir);
 	snprintf(T.ksyms_novars, sizeof(T.ksyms_novars), "%s/kallsyms.novars", T.dir);
-	if (run("gcc -g -O0 -o %s %s/tests/data/slab_types.c && pahole -J %s >/dev/null && "
-		"objcopy --dump-section .BTF=%s %s", T.src, cwd, T.src, T.btf, T.src))
+	if (run("mkdir %s/btf && gcc -g -O0 -o %s %s/tests/data/slab_types.c && pahole -J %s "
+		">/dev/null && objcopy --dump-section .BTF=%s %s", T.dir, T.src, cwd, T.src,
+		T.btf, T.src) ||
+	    run("gcc -g -O0 -o %s %s/tests/data/slab_module.c && pahole -J --btf_base %s %s "
+		">/dev/null && objcopy --dump-section .BTF=%s %s", T.mod, cwd, T.btf, T.mod,
+		T.modbtf, T.mod) || module_size())
 		return -1;
 	memset(T.text, 0xcc, sizeof(T.text));
 	put64(KVARS, PO);
@@ -139,6 +163,9 @@ static int setup(void **state)
 	slab_head(PFN0 + 10, cache(7, "dentry", 0, 256, sizeof(struct dentry) + 64, 0, 1), 1);
 	slab_head(PFN0 + 11, cache(9, "dentry", 0, 32, sizeof(struct dentry), 0, 1), 1);
 	slab_head(PFN0 + 12, cache(10, "filp", 0, 64, sizeof(struct file), 0, 1), 1);
+	/* 0x10d: a module's cache, typed only by the module's BTF */
+	slab_head(PFN0 + 13, cache(11, "xfs_inode", 0, T.xfs_inode_size + 8, T.xfs_inode_size,
+				   0, 1), 1);
 	segs[0] = (struct seg){KTEXT, sizeof(T.text), sizeof(T.text), T.text};
 	segs[1] = (struct seg){va(PFN0, 0), sizeof(T.mem), sizeof(T.mem), T.mem};
 	segs[2] = (struct seg){page_at(PFN0), sizeof(T.pages), sizeof(T.pages), T.pages};
@@ -363,8 +390,9 @@ static void test_snapshot_finds_what_memory_finds(void **state)
 	(void)state;
 	bytes = snapshot(&len, &k);
 	/* dentry (2 pages), ext4_inode_cache, kmalloc-64, the merged inode_cache, the
-	 * dentry of a bigger object_size, filp: not the damaged caches nor the non-slabs */
-	assert_int_equal(k.nr_runs, 6);
+	 * dentry of a bigger object_size, filp, xfs_inode: not the damaged caches nor the
+	 * non-slabs */
+	assert_int_equal(k.nr_runs, 7);
 	assert_int_equal(k.runs[0].start, va(PFN0, 0));
 	assert_int_equal(k.runs[0].pages, 2);
 	assert_int_equal(hm_kslab_decode(bytes, len, "test.data", &back, &err), 0);
@@ -430,6 +458,33 @@ static void test_report_elsewhere_names_by_recorded_slabs(void **state)
 	free(bytes);
 }
 
+/* The guest: a module's cache (xfs_inode) is typed through that module's BTF beside
+ * vmlinux's, its embedded base type (struct inode) included. */
+static void test_module_cache_typed_by_module_btf(void **state)
+{
+	uint64_t x1 = va(PFN0 + 13, T.xfs_inode_size + 8);
+	struct hm_layout *lay = NULL;
+	struct hm_err err = {0};
+	const struct hm_type *t;
+	struct hm_data_obj o;
+	struct ctx c;
+
+	(void)state;
+	/* the split layout holds the module's own types, not the base's */
+	assert_int_equal(hm_layout_open_btf_split(T.modbtf, T.btf, &lay, &err), 0);
+	assert_non_null(t = hm_layout_find(lay, "xfs_inode"));
+	assert_null(hm_layout_find(lay, "dentry"));
+	hm_layout_close(lay);
+	assert_int_equal(hm_layout_open_btf_split(T.modbtf, T.src, &lay, &err), -1);
+	assert_non_null(strstr(err.msg, T.src));
+	open_kernel(&c);
+	o = named(&c, x1 + 16 + offsetof(struct inode, i_rwsem.owner));
+	assert_int_equal(o.method, HM_M_HEAP);
+	assert_string_equal(o.field, "xfs_inode.i_vnode.i_rwsem.owner");
+	assert_int_equal(o.base, x1);
+	close_kernel(&c);
+}
+
 static void put32le(uint8_t *p, uint32_t v)
 {
 	memcpy(p, &v, 4);
@@ -479,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_finds_what_memory_finds),
 		cmocka_unit_test(test_report_elsewhere_names_by_recorded_slabs),
 		cmocka_unit_test(test_damaged_slab_section_refused),
+		cmocka_unit_test(test_module_cache_typed_by_module_btf),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

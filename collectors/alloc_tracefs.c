@@ -12,11 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 static const char *const tracefs_dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 
-static const char *tracefs(void)
+static const char *writable(void)
 {
 	char f[128];
 
@@ -26,6 +27,19 @@ static const char *tracefs(void)
 			return tracefs_dirs[i];
 	}
 	return NULL;
+}
+
+/* Where tracefs is, mounting it at /sys/kernel/tracing when it is not (as root), as perf
+ * probe does: a fresh Debian boot has it unmounted, and without it the threads a workload
+ * starts later are not probed. */
+static const char *tracefs(void)
+{
+	const char *dir = writable();
+
+	if (!dir && geteuid() == 0 &&
+	    mount("nodev", tracefs_dirs[0], "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+		dir = writable();
+	return dir;
 }
 
 /* One line to uprobe_events (appended: other tools' probes stay); 0 when taken. */

@@ -237,12 +237,20 @@ static void open_alloc(struct hm_session *s, const struct hm_record_opts *o, pid
 	s->first_alloc_ring = s->nr_rings;
 	/* defining them takes about 0.35 s here (each definition registers with the
 	 * kernel): after the other events, so that a -p process is attached first */
-	if (np && hm_alloc_tracefs_create(&s->alloc) == 0 && open_alloc_inherited(s, pids, np) == 0) {
+	int tfs = np ? hm_alloc_tracefs_create(&s->alloc) : -1;
+
+	if (np && tfs == 0 && open_alloc_inherited(s, pids, np) == 0) {
 		/* inherited: a command's file says so (-p's header is written already) */
 		for (int k = s->first_alloc; k < s->nr_events; k++)
 			s->attrs[k].inherit = 1;
 		goto ids;
 	}
+	if (np && !s->st->alloc_note[0])
+		snprintf(s->st->alloc_note, sizeof(s->st->alloc_note), "allocation probes are per "
+			 "thread (%s): threads started after recording began are not probed, so "
+			 "their allocations are not named", tfs ? "no writable tracefs: run as "
+			 "root, or mount -t tracefs nodev /sys/kernel/tracing" : "inherited ones "
+			 "would need too many descriptors");
 	for (size_t p = 0; p < np; p++)
 		s->ring_of_pid[p] = -1;
 	for (int k = s->first_alloc; k < s->nr_events; k++)

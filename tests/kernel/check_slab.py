@@ -59,13 +59,21 @@ def check_host(check, name, host, guest):
     if not guest:
         return
     h, g = slab_objects(host), slab_objects(guest)
-    slabbed = set(CACHE_TYPES.values())
+    # xfs_inode: a module's cache, typed by xfs.ko's DWARF on the host, xfs's BTF in the guest
+    slabbed = set(CACHE_TYPES.values()) | {"xfs_inode"}
     both = [x for x in h if x in g and g[x][0] in slabbed]
     same = [x for x in both if h[x] == g[x]]
     print("# %-28s host named by recorded slab facts %s (guest by kcore %s); objects of %s "
           "at the same address: %d of %d the same" %
           (name, hs.get("named", "-"), guest["stats"].get("kernel_slab", {}).get("named", "-"),
            "/".join(sorted(slabbed)), len(same), len(both)))
+    hx = sorted({b for o, b in h.values() if o == "xfs_inode"})
+    if hx:
+        gx = sorted({b for o, b in g.values() if o == "xfs_inode"})
+        check(name + ": the host names %d xfs_inode object(s) (xfs.ko's DWARF); the guest "
+              "names %d through xfs's module BTF, %d of them the same" %
+              (len(hx), len(gx), len(set(hx) & set(gx))),
+              bool(set(hx) & set(gx)), "guest %s" % ["%#x" % x for x in gx[:3]])
     check(name + ": host (recorded slab facts) and guest (kcore) name the same object at the "
           "same address (%d of %d)" % (len(same), len(both)),
           len(same) >= AGREE * len(both),

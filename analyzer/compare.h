@@ -238,6 +238,8 @@ struct hm_cmp_hot {
 struct hm_cmp_layout {
 	const char *a_path, *b_path;	/* the binaries diffed */
 	uint32_t line_size;
+	double hot_min;			/* a field is hot with this many samples per
+					 * HM_CMP_PER on either side, or any contention */
 	struct hm_cmp_hot *hot;		/* by |b - a|, then field */
 	size_t nr;
 	size_t unchanged;		/* hot fields whose offset, line and neighbours stayed */
@@ -245,11 +247,12 @@ struct hm_cmp_layout {
 	size_t nr_elsewhere;
 };
 
-/* Diffs (hm_diff_types, old = A's build) the types of the hot fields and keeps the hot
+/* Diffs (hm_diff_types, old = A's build) the types of the hot fields (hot_min samples per
+ * HM_CMP_PER on either side, or any contention; HM_CMP_HOT by default) and keeps the hot
  * fields the diff names. */
 int hm_cmp_layout(struct hm_arena *a, const struct hm_cmp *c, struct hm_layout *la,
-		  struct hm_layout *lb, uint32_t line_size, struct hm_cmp_layout *out,
-		  struct hm_err *err);
+		  struct hm_layout *lb, uint32_t line_size, double hot_min,
+		  struct hm_cmp_layout *out, struct hm_err *err);
 const char *hm_cmp_hot_status_name(enum hm_cmp_hot_status s);
 
 

@@ -73,9 +73,9 @@ static struct hot *collect_hot(struct hm_arena *a, const struct hm_cmp *c, size_
 	return h;
 }
 
-static int is_hot(const struct hot *h)
+static int is_hot(const struct hot *h, double min)
 {
-	return h->samples >= HM_CMP_HOT || h->h.a > 0 || h->h.b > 0;
+	return h->samples >= min || h->h.a > 0 || h->h.b > 0;
 }
 
 static void push_hot(struct hm_arena *a, struct hm_cmp_layout *out, const struct hot *h,
@@ -127,8 +127,9 @@ static int layout_type(struct hm_arena *a, struct hm_layout *la, struct hm_layou
 	}
 	if (!ot || !nt) {
 		for (size_t i = 0; i < nh; i++)
-			if (is_hot(&h[i]) && !strcmp(h[i].h.type, type))
-				push_hot(a, out, &h[i], ot ? HM_CMP_TYPE_ONLY_A : HM_CMP_TYPE_ONLY_B, NULL);
+			if (is_hot(&h[i], out->hot_min) && !strcmp(h[i].h.type, type))
+				push_hot(a, out, &h[i], ot ? HM_CMP_TYPE_ONLY_A : HM_CMP_TYPE_ONLY_B,
+					 NULL);
 		return 0;
 	}
 	if (hm_diff_types(a, la, lb, &type, 1, out->line_size, &d, err))
@@ -138,7 +139,7 @@ static int layout_type(struct hm_arena *a, struct hm_layout *la, struct hm_layou
 		uint64_t off, size;
 		int in_a, in_b;
 
-		if (!is_hot(&h[i]) || strcmp(h[i].h.type, type))
+		if (!is_hot(&h[i], out->hot_min) || strcmp(h[i].h.type, type))
 			continue;
 		in_a = !hm_layout_member_offset(ot, h[i].h.member, &off, &size);
 		in_b = !hm_layout_member_offset(nt, h[i].h.member, &off, &size);
@@ -162,8 +163,8 @@ static int cmp_hot(const void *x, const void *y)
 }
 
 int hm_cmp_layout(struct hm_arena *a, const struct hm_cmp *c, struct hm_layout *la,
-		  struct hm_layout *lb, uint32_t line_size, struct hm_cmp_layout *out,
-		  struct hm_err *err)
+		  struct hm_layout *lb, uint32_t line_size, double hot_min,
+		  struct hm_cmp_layout *out, struct hm_err *err)
 {
 	size_t nh;
 	struct hot *h = collect_hot(a, c, &nh);
@@ -172,14 +173,16 @@ int hm_cmp_layout(struct hm_arena *a, const struct hm_cmp *c, struct hm_layout *
 	out->a_path = hm_arena_strdup(a, hm_layout_path(la));	/* outlives the layouts */
 	out->b_path = hm_arena_strdup(a, hm_layout_path(lb));
 	out->line_size = line_size;
+	out->hot_min = hot_min > 0 ? hot_min : HM_CMP_HOT;
 	out->hot = hm_arena_alloc(a, (nh + 1) * sizeof(*out->hot));
 	out->elsewhere = hm_arena_alloc(a, (nh + 1) * sizeof(*out->elsewhere));
 	for (size_t i = 0; i < nh; i++) {
 		size_t j;
 
-		if (!is_hot(&h[i]))
+		if (!is_hot(&h[i], out->hot_min))
 			continue;
-		for (j = 0; j < i && (!is_hot(&h[j]) || strcmp(h[j].h.type, h[i].h.type)); j++)
+		for (j = 0; j < i && (!is_hot(&h[j], out->hot_min) ||
+				      strcmp(h[j].h.type, h[i].h.type)); j++)
 			;
 		if (j == i && layout_type(a, la, lb, h[i].h.type, h, nh, out, err))
 			return -1;

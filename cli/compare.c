@@ -29,6 +29,7 @@ struct compare_args {
 	size_t nr_filters, nr_lists;
 	int json, no_layout, wide;
 	size_t top, max_lines;
+	double hot_min;			/* --hot */
 	uint32_t line_size;
 	struct hm_resolve_opts ro;
 	const char *vmlinux_a, *vmlinux_b;	/* --vmlinux-a/-b: each side's kernel */
@@ -42,7 +43,7 @@ static void compare_usage(FILE *out)
 		"                      [--metric NAME] [--metric NAME=V1,V2,...] [--top N]\n"
 		"                      [--line-size N] [--no-layout] [--vmlinux F] [--sysroot D]\n"
 		"                      [--buildid-dir D] [--vmlinux-a F] [--vmlinux-b F]\n"
-		"                      [--max-lines N]\n\n"
+		"                      [--max-lines N] [--hot PER1000]\n\n"
 		"A: runs of the base build, B: runs of the new build (3 to 5 each: the test needs\n"
 		"at least 2). Each run is read with its own build's debuginfo and matched by\n"
 		"type.field. A run's own metrics: FILE:NAME=VALUE[,NAME=VALUE], or a file\n"
@@ -52,6 +53,8 @@ static void compare_usage(FILE *out)
 		"  --top N                non-significant rows shown in text (default 20; 0: all)\n"
 		"  --line-size N          cache-line size (default 64)\n"
 		"  --no-layout            skip the layout diff of the two builds\n"
+		"  --hot PER1000          a field is hot for the layout diff with this many samples\n"
+		"                         per 1000 on either side, or any contention (default 10)\n"
 		"  --max-lines N          distinct cache lines kept per run (default %d, as\n"
 		"                         report's); past it the least contended are dropped,\n"
 		"                         and the fields on them not counted (a note says so)\n"
@@ -105,7 +108,7 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 {
 	static const char *const names[] = {"--metric", "--line-size", "--top", "--vmlinux",
 					    "--sysroot", "--buildid-dir", "--vmlinux-a",
-					    "--vmlinux-b", "--max-lines"};
+					    "--vmlinux-b", "--max-lines", "--hot"};
 	const char *arg = argv[*i], *val = NULL;
 	size_t k;
 	int r = 0;
@@ -145,6 +148,15 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 	case 5: a->ro.buildid_dir = val; return 1;
 	case 6: a->vmlinux_a = val; return 1;
 	case 7: a->vmlinux_b = val; return 1;
+	case 9: {
+		char *end;
+
+		a->hot_min = strtod(val, &end);
+		if (*end || end == val || !(a->hot_min > 0 && a->hot_min <= HM_CMP_PER))
+			return cli_err("compare", -1, "--hot %s: give samples per 1000, above 0 and "
+				       "at most 1000 (default 10)", val);
+		return 1;
+	}
 	default: {
 		uint64_t v;
 
@@ -398,7 +410,7 @@ static const struct hm_cmp_layout *layout_side(struct hm_arena *ar, const struct
 			hm_layout_close(la);
 		return NULL;
 	}
-	rc = hm_cmp_layout(ar, c, la, lb, a->line_size, out, &err);
+	rc = hm_cmp_layout(ar, c, la, lb, a->line_size, a->hot_min, out, &err);
 	hm_layout_close(la);
 	hm_layout_close(lb);
 	if (rc) {

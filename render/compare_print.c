@@ -162,9 +162,14 @@ static void layout_text(FILE *out, const struct hm_cmp_layout *l)
 {
 	char a[32], b[32], d[32];
 
-	fprintf(out, "\nlayout: %s (A) -> %s (B), %u-byte lines: hot fields whose line or "
+	char hot[64] = "";
+
+	if (l->hot_min != HM_CMP_HOT)	/* compare --hot */
+		snprintf(hot, sizeof(hot), " (%g samples per %g, or any contention)", l->hot_min,
+			 HM_CMP_PER);
+	fprintf(out, "\nlayout: %s (A) -> %s (B), %u-byte lines: hot fields%s whose line or "
 		"neighbours changed, by how much contention moved\n", l->a_path, l->b_path,
-		l->line_size);
+		l->line_size, hot);
 	if (l->nr)
 		fprintf(out, "  %-30s %-10s %10s %10s %10s  %s\n", "field", "measure", "base",
 			"new", "delta", "change in B's layout");
@@ -384,6 +389,7 @@ static void json_layout(struct hm_json *j, const struct hm_cmp_layout *l)
 	hm_json_str(j, "a", l->a_path);
 	hm_json_str(j, "b", l->b_path);
 	hm_json_u64(j, "line_size", l->line_size);
+	hm_json_double(j, "hot_min", l->hot_min);
 	hm_json_u64(j, "unchanged", l->unchanged);
 	hm_json_arr_begin(j, "elsewhere");
 	for (size_t i = 0; i < l->nr_elsewhere; i++)

@@ -508,7 +508,7 @@ static void test_layout_side_names_moved_hot_fields(void **state)
 		hm_cmp_extract(&a, s->acc, s->n, L, &rb[i], &err);
 	}
 	hm_cmp_build(&a, ra, 2, rb, 2, &c);
-	assert_int_equal(hm_cmp_layout(&a, &c, la, lb, L, &out, &err), 0);
+	assert_int_equal(hm_cmp_layout(&a, &c, la, lb, L, 0, &out, &err), 0);
 	hm_layout_close(la);
 	hm_layout_close(lb);
 	assert_true(out.nr >= 2);

@@ -22,7 +22,9 @@ def pahole_members(ko, struct):
     out, size, depth = {}, None, 0
     for ln in p.stdout.splitlines():
         if depth == 1:
-            m = re.match(r"^\t[^\t/].*?[ *](\w+)(\[\d+\])*;\s+/\*\s+(\d+)\s+(\d+)\s+\*/", ln)
+            # "struct inode i_vnode __attribute__((__aligned__(8)));" too
+            m = re.match(r"^\t[^\t/].*?[ *](\w+)(\[\d+\])*(?: __attribute__\(\(.*\)\))?;"
+                         r"\s+/\*\s+(\d+)\s+(\d+)\s+\*/", ln)
             if m:
                 out[m.group(1)] = (int(m.group(3)), int(m.group(4)))
             m = re.match(r"^\t(?:struct|union) \{.*", ln)
@@ -249,6 +251,42 @@ def check_compare(a, check, run, load_json, cache, ids):
         if v == "pad":
             with open(os.path.join(a.out, "xfs_compare_%s.txt" % v), "w") as f:
                 f.write(q.stdout)
+            check_moved(a, check, run, load_json, kos, cmd)
+
+
+HOT = 0.5	# compare --hot: samples per 1000 (TCG's pread is mostly copying; no xfs_inode
+		# field reaches the default 10)
+
+
+def check_moved(a, check, run, load_json, kos, cmd):
+    """compare --hot lists every xfs_inode field the runs sample that the padded build
+    moved (every member after i_imap: 8 bytes on), with pahole's offsets in each build."""
+    stock, pad = (pahole_members(kos[v], "xfs_inode")[0] for v in ("stock", "pad"))
+    p, _ = run(cmd + ["--json", "--hot", str(HOT)], timeout=900)
+    d = load_json(p.stdout) or {}
+    hot = {m["name"][:-8] for m in d.get("metrics", []) if m.get("kind") == "field"
+           and m["name"].startswith("xfs_inode.") and m["name"].endswith(" samples")
+           and max(m.get("a_mean") or 0, m.get("b_mean") or 0) >= HOT}
+    moved = {f for f in hot if stock.get(f.split(".")[1].split("[")[0], (0,))[0] !=
+             pad.get(f.split(".")[1].split("[")[0], (0,))[0]}
+    rows = {h["field"]: h for h in d.get("layout", []) if h.get("type") == "xfs_inode"}
+    bad = []
+    for field, h in rows.items():
+        member = field.split(".", 1)[1]
+        top = member.split(".")[0].split("[")[0]
+        mv = [f for f in h.get("findings", []) if f["kind"] == "moved" and f["member"] == member]
+        if top not in stock or top not in pad or not mv or \
+                mv[0]["new_offset"] - mv[0]["old_offset"] != pad[top][0] - stock[top][0] or \
+                not stock[top][0] <= mv[0]["old_offset"] < stock[top][0] + stock[top][1]:
+            bad.append("%s: %s (pahole %s -> %s)" % (field, mv[:1], stock.get(top), pad.get(top)))
+    print("# xfs_imap: compare stock vs pad --hot %g: %d xfs_inode fields sampled at %g per "
+          "1000, %d of them moved by pad.ko; layout rows: %s" %
+          (HOT, len(hot), HOT, len(moved), sorted(rows)))
+    check("xfs_imap: compare stock vs pad --hot %g lists each sampled xfs_inode field the pad "
+          "moved (%d), by pahole's offsets in both builds" % (HOT, len(moved)),
+          p.returncode == 0 and (d.get("layout_info") or {}).get("hot_min") == HOT and
+          moved <= set(rows) and not bad,
+          "exit %d; missing %s; %s" % (p.returncode, sorted(moved - set(rows))[:3], bad[:3]))
 
 
 def check_whatif(a, check, run, load_json, kos, cache):
@@ -286,8 +324,8 @@ def check_whatif(a, check, run, load_json, kos, cache):
                     at = f.get("obj_offset", -1)
                     if not o <= at < o + n:
                         wrong.append("%s at %d, pahole %d+%d" % (f["field"], at, o, n))
-    print("# xfs_imap: the pad runs name %d xfs_imap/xfs_inode fields (TCG timer samples of "
-          "3 s runs: xfs.ko code is a small share of a buffered pread)" % seen)
+    print("# xfs_imap: the pad runs name %d xfs_imap/xfs_inode fields (xfs_inode objects "
+          "by the slab facts record -k saved, typed through pad.ko's DWARF)" % seen)
     if seen:	# nothing to compare when the timer never landed on one
         check("xfs_imap: the pad runs' xfs_imap/xfs_inode fields (%d) lie where pahole "
               "puts them in pad.ko" % seen, not wrong, "; ".join(wrong[:3]))

@@ -161,8 +161,12 @@ struct hm_wi_obj *hm_wi_objects(const struct hm_wi_plan *p, const struct hm_wi_s
 		if (!lo || r[lo].space != r[lo - 1].space)
 			end = cont_end = 0;
 		measure(p, acc, r, lo, hi, &o);
-		/* malloc does not honour the type's alignment: only aligned_alloc would */
-		if (acc[r[lo].idx].method == HM_M_HEAP && !p->aligned_alloc &&
+		/* malloc does not honour the type's alignment: only aligned_alloc would. A
+		 * kernel heap object is a slab cache's, for which that advice is wrong: a
+		 * cache made by KMEM_CACHE aligns as the type asks (one made with align 0 may
+		 * not: the replay assumes the former) */
+		if (acc[r[lo].idx].method == HM_M_HEAP && !acc[r[lo].idx].s.kernel &&
+		    !p->aligned_alloc &&
 		    o.align > HM_WI_MALLOC_ALIGN) {
 			o.align = HM_WI_MALLOC_ALIGN;
 			c->heap_held++;

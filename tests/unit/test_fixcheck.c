@@ -196,6 +196,17 @@ static void test_heap_objects_keep_base_without_aligned_alloc(void **state)
 	assert_int_equal(w.replayed[0].s.addr, LINE0 + 64);
 	hm_whatif_free(&w);
 	hm_whatif_plan_free(&plan);
+
+	/* a kernel heap object is a slab cache's, which aligns its objects as the type asks:
+	 * no malloc advice, the object moves */
+	spec.aligned_alloc = 0;
+	f->acc[0].s.kernel = 1;
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &plan, &err), 0);
+	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &plan, 0, &w, &err), 0);
+	assert_int_equal(w.counts.heap_held, 0);
+	assert_int_equal(w.replayed[0].s.addr, LINE0 + 64);
+	hm_whatif_free(&w);
+	hm_whatif_plan_free(&plan);
 }
 
 /* True sharing has no layout fix: the advice stays and says it was not replayed. */

@@ -63,15 +63,16 @@ static int member(const struct hm_type *t, const char *path, uint64_t *off, cons
 	return -1;
 }
 
-int hm_slab_offs_from(struct hm_layout *lay, uint32_t pg_slab, struct hm_slab_offs *o,
-		      const char **why)
+int hm_slab_offs_from(struct hm_layout *lay, enum hm_slab_mark mark, uint32_t value,
+		      struct hm_slab_offs *o, const char **why)
 {
 	const struct hm_type *page = hm_layout_find(lay, "page");
 	const struct hm_type *slab = hm_layout_find(lay, "slab");
 	const struct hm_type *kc = hm_layout_find(lay, "kmem_cache");
 
 	memset(o, 0, sizeof(*o));
-	o->pg_slab = pg_slab;
+	o->mark = mark;
+	o->pg_slab = value;
 	*why = !page ? "struct page" : !slab ? "struct slab" : !kc ? "struct kmem_cache" : NULL;
 	if (*why)
 		return -1;
@@ -87,8 +88,10 @@ int hm_slab_offs_from(struct hm_layout *lay, uint32_t pg_slab, struct hm_slab_of
 		o->kc_red_left_pad = UINT64_MAX;
 	if (member(kc, "refcount", &o->kc_refcount, why))
 		o->kc_refcount = UINT64_MAX;
+	if (mark == HM_SLAB_PAGE_TYPE && member(page, "page_type", &o->page_type, why))
+		return -1;
 	*why = NULL;
-	return o->page_size && pg_slab < 64 ? 0 : -1;
+	return o->page_size && (mark == HM_SLAB_PAGE_TYPE ? value < 256 : value < 64) ? 0 : -1;
 }
 
 struct hm_slab *hm_slab_open(const struct hm_slab_bases *b, const struct hm_slab_offs *o,
@@ -181,11 +184,23 @@ static const struct slab_cache *cache_at(struct hm_slab *s, uint64_t kc)
 	return c;
 }
 
+/* Whether the struct page at head is a slab's head page, as the kernel marks one. */
+static int slab_head(struct hm_slab *s, uint64_t head)
+{
+	const struct hm_slab_offs *o = &s->o;
+	uint64_t flags;
+	uint32_t type;
+
+	if (o->mark == HM_SLAB_PAGE_TYPE)
+		return !rd32(s, head + o->page_type, &type) && type >> 24 == o->pg_slab;
+	return !rd64(s, head + o->page_flags, &flags) && flags & (1ull << o->pg_slab);
+}
+
 /* The slab holding the page at pfn: its head page, PG_slab, its cache. */
 static void page_slab(struct hm_slab *s, uint64_t pfn, struct slab_page *p)
 {
 	const struct hm_slab_offs *o = &s->o;
-	uint64_t page = s->b.vmemmap + pfn * o->page_size, head = page, ch, flags, kc;
+	uint64_t page = s->b.vmemmap + pfn * o->page_size, head = page, ch, kc;
 
 	if (rd64(s, page + o->page_head, &ch))
 		return;
@@ -196,8 +211,8 @@ static void page_slab(struct hm_slab *s, uint64_t pfn, struct slab_page *p)
 		    (head - s->b.vmemmap) % o->page_size)
 			return;
 	}
-	if (rd64(s, head + o->page_flags, &flags) || !(flags & (1ull << o->pg_slab)) ||
-	    rd64(s, head + o->slab_cache, &kc) || !(p->cache = cache_at(s, kc)))
+	if (!slab_head(s, head) || rd64(s, head + o->slab_cache, &kc) ||
+	    !(p->cache = cache_at(s, kc)))
 		return;
 	p->start = s->b.page_offset + (((head - s->b.vmemmap) / o->page_size) << PAGE_SHIFT);
 }
@@ -305,14 +320,13 @@ static int64_t snap_cache(struct snap *n, uint64_t kc)
 static int64_t snap_head(struct snap *n, uint64_t hp)
 {
 	const struct hm_slab_offs *o = &n->s->o;
-	uint64_t at = n->s->b.vmemmap + hp * o->page_size, flags, kc;
+	uint64_t at = n->s->b.vmemmap + hp * o->page_size, kc;
 
 	if (n->head == hp + 1)
 		return n->head_cache;
 	n->head = hp + 1;
 	n->head_cache = -1;
-	if (!rd64(n->s, at + o->page_flags, &flags) && flags & (1ull << o->pg_slab) &&
-	    !rd64(n->s, at + o->slab_cache, &kc))
+	if (slab_head(n->s, at) && !rd64(n->s, at + o->slab_cache, &kc))
 		n->head_cache = snap_cache(n, kc);
 	return n->head_cache;
 }

@@ -24,22 +24,30 @@ struct hm_slab_bases {
 	uint64_t direct_end;		/* end of the direct map (vmalloc_base) */
 };
 
+/* How the kernel marks a slab's head page: up to 6.9 the PG_slab bit of page->flags
+ * (enum pageflags); from 6.12 the top byte of page->page_type equal to PGTY_slab (enum
+ * pagetype). 6.10 and 6.11 kept PG_slab as a page_type bit: not read here. */
+enum hm_slab_mark { HM_SLAB_PG_FLAG, HM_SLAB_PAGE_TYPE };
+
 /* Offsets in the kernel's struct page, struct slab, struct kmem_cache. */
 struct hm_slab_offs {
 	uint64_t page_size;		/* sizeof(struct page) */
 	uint64_t page_flags, page_head;	/* flags, compound_head */
-	uint32_t pg_slab;		/* enum pageflags PG_slab: the bit in the head's flags */
+	enum hm_slab_mark mark;
+	uint32_t pg_slab;		/* PG_FLAG: the bit in the head's flags; PAGE_TYPE: the
+					 * PGTY_slab value of page_type's top byte */
+	uint64_t page_type;		/* PAGE_TYPE: struct page.page_type */
 	uint64_t slab_cache;		/* struct slab.slab_cache */
 	uint64_t kc_size, kc_object_size, kc_name;
 	uint64_t kc_red_left_pad;	/* UINT64_MAX when the kernel has none */
 	uint64_t kc_refcount;		/* UINT64_MAX when unknown */
 };
 
-/* Fills o from the kernel's types (struct page, slab, kmem_cache) and pg_slab (the
- * PG_slab enumerator, which the caller reads: layouts keep no enumerators). Returns 0,
- * or -1 naming in *why the type or member missing. */
-int hm_slab_offs_from(struct hm_layout *lay, uint32_t pg_slab, struct hm_slab_offs *o,
-		      const char **why);
+/* Fills o from the kernel's types (struct page, slab, kmem_cache), the mark and its value
+ * (the PG_slab or PGTY_slab enumerator, which the caller reads: layouts keep no
+ * enumerators). Returns 0, or -1 naming in *why the type or member missing. */
+int hm_slab_offs_from(struct hm_layout *lay, enum hm_slab_mark mark, uint32_t value,
+		      struct hm_slab_offs *o, const char **why);
 
 /* One slab object holding an address. */
 struct hm_slab_obj {

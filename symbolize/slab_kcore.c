@@ -11,20 +11,30 @@
 #include "symbolize/code.h"
 #include "symbolize/layout.h"
 
-/* enum pageflags' PG_slab from raw BTF; -1 without it. */
-static int pg_slab_bit(const char *btf_path)
+/* An enumerator's value in raw BTF; -1 without it. */
+static int enum_value(const struct btf *btf, const char *type, const char *name)
 {
-	struct btf *btf = btf__parse(btf_path, NULL);
-	int id = btf ? btf__find_by_name_kind(btf, "pageflags", BTF_KIND_ENUM) : -1;
+	int id = btf ? btf__find_by_name_kind(btf, type, BTF_KIND_ENUM) : -1;
 	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
 	const struct btf_enum *e = t ? btf_enum(t) : NULL;
-	int bit = -1;
 
 	for (uint16_t i = 0; e && i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), "PG_slab"))
-			bit = e[i].val;
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name))
+			return e[i].val;
+	return -1;
+}
+
+/* How this kernel marks a slab page (slab.h): PG_slab, else PGTY_slab; -1 neither. */
+static int slab_mark(const char *btf_path, enum hm_slab_mark *mark)
+{
+	struct btf *btf = btf__parse(btf_path, NULL);
+	int v = enum_value(btf, "pageflags", "PG_slab");
+
+	*mark = HM_SLAB_PG_FLAG;
+	if (v < 0 && (v = enum_value(btf, "pagetype", "PGTY_slab")) >= 0)
+		*mark = HM_SLAB_PAGE_TYPE;
 	btf__free(btf);
-	return bit;
+	return v;
 }
 
 static size_t kcore_mem(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -64,14 +74,16 @@ int hm_slab_open_kcore(struct hm_code *code, struct hm_layout *lay, const char *
 	static const char *const vars[] = {"page_offset_base", "vmemmap_base", "vmalloc_base",
 					   "max_pfn"};
 	struct hm_slab_offs o;
+	enum hm_slab_mark mark;
 	const char *miss;
 	uint64_t v[4];
-	int bit = pg_slab_bit(btf_path);
+	int val = slab_mark(btf_path, &mark);
 
 	*out = NULL;
-	if (bit < 0 || hm_slab_offs_from(lay, (uint32_t)bit, &o, &miss) != 0) {
+	if (val < 0 || hm_slab_offs_from(lay, mark, (uint32_t)val, &o, &miss) != 0) {
 		*why = "kernel heap not named by slab cache: the kernel's BTF lacks struct page, "
-		       "slab or kmem_cache (or PG_slab)";
+		       "slab or kmem_cache, or marks slab pages neither by PG_slab (up to 6.9) "
+		       "nor by PGTY_slab (6.12 on)";
 		return -1;
 	}
 	if (kvars(code, vars, v, 4, why) != 0)

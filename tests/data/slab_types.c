@@ -4,6 +4,9 @@
  * and turned into raw BTF as /sys/kernel/btf/vmlinux holds it. */
 enum pageflags { PG_locked, PG_referenced, PG_uptodate, PG_dirty, PG_lru, PG_active,
 		 PG_workingset, PG_waiters, PG_error, PG_owner_priv_1, PG_arch_1, PG_slab };
+/* 6.12 on: a slab page's page_type has PGTY_slab in its top byte (no PG_slab) */
+enum pagetype { PGTY_buddy = 0xf0, PGTY_offline = 0xf1, PGTY_table = 0xf2, PGTY_guard = 0xf3,
+		PGTY_hugetlb = 0xf4, PGTY_slab = 0xf5 };
 
 struct list_head {
 	struct list_head *next, *prev;
@@ -22,7 +25,10 @@ struct page {
 			unsigned long compound_head;
 		};
 	};
-	int _mapcount;
+	union {
+		int _mapcount;
+		unsigned int page_type;
+	};
 	int _refcount;
 	unsigned long memcg_data;
 	unsigned long virtual_pad;	/* 72 bytes: not Linux's 64 */
@@ -107,6 +113,7 @@ struct file {
 };
 
 enum pageflags g_flags;
+enum pagetype g_type;
 struct page g_page;
 struct slab g_slab;
 struct kmem_cache g_cache;

@@ -538,6 +538,8 @@ def main():
     for opt in ("out", "hitmap", "ksyms", "vmlinux", "other-vmlinux", "debug-root", "kv",
                 "other-out", "kv-other"):
         ap.add_argument("--" + opt, required=True)
+    ap.add_argument("--new-out", default="")
+    ap.add_argument("--kv-new", default="")
     a = ap.parse_args()
     steps = read_pairs(os.path.join(a.out, "steps"))
     guest_secs = {k: float(v) for k, v in read_pairs(
@@ -555,6 +557,7 @@ def main():
     check_cases.check_xattr_compare(check, a)
     check_builds_diff(a)
     check_xfs.check_all(a, check, run, load_json, read_pairs(os.path.join(a.out, "steps")))
+    check_slab.check_modern(check, a, read_pairs)
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
 

@@ -227,3 +227,46 @@ def check_slabinfo(check, a, run):
     print("# slab objects vs /proc/slabinfo: " + "; ".join(rows))
     check("guest slab objects lie on /proc/slabinfo's slot grid and fit pahole's sizes "
           "(%d caches)" % len(rows), rows and not bad, "; ".join(bad) or "no cache to check")
+
+
+def check_modern(check, a, read_pairs):
+    """A current kernel (6.12 marks slab pages by page_type's top byte, PGTY_slab, not
+    PG_slab): record -k saves its slab facts, the guest report names kernel heap by slab
+    cache through kcore and BTF, and the objects lie on the guest's /proc/slabinfo grid."""
+    if not a.kv_new:
+        print("# no current kernel booted (LAB_NEW_META empty)")
+        return
+    steps = read_pairs(os.path.join(a.new_out, "steps"))
+    info = slabinfo(os.path.join(a.new_out, "slabinfo"))
+    bases = collections.defaultdict(set)
+    for name in ("create_unlink", "xattr_list"):
+        bad = [s for s in (name + ".record", name + ".guestreport") if steps.get(s) != "0"]
+        if not check("%s on %s: record and guest report exit 0" % (name, a.kv_new), not bad,
+                     "; ".join("%s exit %s" % (s, steps.get(s, "missing")) for s in bad)):
+            continue
+        with open(os.path.join(a.new_out, name + ".record.err")) as f:
+            rec = f.read()
+        with open(os.path.join(a.new_out, name + ".guestreport.out")) as f:
+            d = json.load(f)
+        slab = d["stats"].get("kernel_slab", {})
+        top = ["%s %s" % (ln["fields"][0]["field"] if ln["fields"] else ln["object"],
+                          ln["verdict"]) for ln in d["lines"][:3]]
+        print("# %-28s %s: samples %d, with an address %d, named %d, by slab cache %s; top: %s"
+              % (name, a.kv_new, d["samples"]["total"], d["samples"]["with_addr"],
+                 d["samples"]["resolved"], slab.get("named", "-"), "; ".join(top)))
+        check("%s on %s: record saved the slab facts, the guest names kernel heap by slab "
+              "cache (%s)" % (name, a.kv_new, slab.get("named", 0)),
+              "kernel slab facts saved" in rec and slab.get("facts") == "kcore" and
+              slab.get("named", 0) > 0, "record: %s; stats.kernel_slab %s" % (rec[-200:], slab))
+        for o, b in slab_objects(d).values():
+            bases[o].add(b)
+    rows, off = [], []
+    for cache, typ in CACHE_TYPES.items():
+        bs = sorted(bases.get(typ, ()))
+        pairs = [(x, y) for x, y in zip(bs, bs[1:]) if x >> 12 == y >> 12]
+        if cache in info and pairs:
+            rows.append("%s: %d same-page pairs, slot %d" % (cache, len(pairs), info[cache]))
+            off += ["%s %#x %#x" % (cache, x, y) for x, y in pairs if (y - x) % info[cache]]
+    print("# %s slab objects vs /proc/slabinfo: %s" % (a.kv_new, "; ".join(rows) or "none"))
+    check("%s: the guest's slab objects lie on /proc/slabinfo's slot grid (%d caches)" %
+          (a.kv_new, len(rows)), rows and not off, "; ".join(off[:3]) or "no pair to check")

@@ -8,7 +8,7 @@ set -euo pipefail
 LAB=$1 KV=$2 KV_OTHER=$3
 mkdir -p "$LAB/deb" "$LAB/root" "$LAB/other"
 
-host_pkgs="qemu-system-x86 busybox-static e2fsprogs xfsprogs linux-perf build-essential cpio"
+host_pkgs="qemu-system-x86 busybox-static e2fsprogs xfsprogs linux-perf build-essential cpio xz-utils"
 missing=$(for p in $host_pkgs; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
 	grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
@@ -53,4 +53,21 @@ if [ ! -e "$LAB/other/.dbg.$KV_OTHER" ]; then
 	dpkg-deb --fsys-tarfile "$LAB/deb/linux-image-${KV_OTHER}-dbg"_*.deb | tar -x -C "$LAB/other" \
 		"./usr/lib/debug/boot/vmlinux-$KV_OTHER"
 	touch "$LAB/other/.dbg.$KV_OTHER"
+fi
+# A current kernel (6.12, Debian 12's LTS line): slab pages marked by page_type there, not
+# PG_slab. Its image and virtio_blk only (no -dbg: the guest reports through kcore and BTF).
+# The version is whatever the meta-package depends on today; NEW_KV names it for run.sh.
+if [ -n "${NEW_META:-}" ]; then
+	nkv=$(apt-cache depends "$NEW_META" 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\(6\.[0-9.]*+deb[0-9]*-cloud-amd64\)$/\1/p' | head -1)
+	[ -n "$nkv" ] || { echo "lab: $NEW_META names no linux-image package" >&2; exit 3; }
+	if [ ! -e "$LAB/new/.image.$nkv" ]; then
+		mkdir -p "$LAB/new"
+		download "linux-image-$nkv"
+		dpkg-deb --fsys-tarfile "$LAB/deb/linux-image-${nkv}"_*.deb | tar -x -C "$LAB/new" \
+			--wildcards "./boot/vmlinuz-$nkv" './lib/modules/*/kernel/drivers/block/virtio_blk.ko*'
+		find "$LAB/new/lib/modules" -name '*.ko.xz' -exec xz -d -f {} +
+		touch "$LAB/new/.image.$nkv"
+	fi
+	echo "$nkv" > "$LAB/new/kv"
 fi

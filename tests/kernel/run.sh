@@ -5,13 +5,15 @@
 # (/proc/kcore + BTF) and on the host (the -dbg vmlinux), and checks names, verdicts and
 # counts, never speed. Prints `ok NAME` / `not ok NAME` and `N passed, N failed`.
 # Environment: LAB (cache, default build-lab), LAB_KV, LAB_KV_OTHER, LAB_SECONDS (per
-# workload), LAB_HZ, LAB_TIMEOUT (guest, seconds), LAB_SKIP_BOOT=1 (check the last run).
+# workload), LAB_HZ, LAB_TIMEOUT (guest, seconds), LAB_SKIP_BOOT=1 (check the last run),
+# LAB_NEW_META (the meta-package of a current kernel booted for slab naming; "" for none).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LAB=${LAB:-$ROOT/build-lab}
 KV=${LAB_KV:-6.1.0-57-cloud-amd64}
 KV_OTHER=${LAB_KV_OTHER:-6.1.0-47-cloud-amd64}
+NEW_META=${LAB_NEW_META-linux-image-6.12-cloud-amd64}
 SECONDS_PER=${LAB_SECONDS:-2}
 HZ=${LAB_HZ:-1000}
 TIMEOUT=${LAB_TIMEOUT:-480}
@@ -23,7 +25,9 @@ die() { echo "not ok lab: $*"; echo "0 passed, 1 failed"; exit 1; }
 
 mkdir -p "$LAB" || die "cannot create $LAB"
 LAB=$(cd "$LAB" && pwd)
-"$HERE/fetch.sh" "$LAB" "$KV" "$KV_OTHER" || die "fetch failed (apt-get; see above)"
+NEW_META=$NEW_META "$HERE/fetch.sh" "$LAB" "$KV" "$KV_OTHER" ||
+	die "fetch failed (apt-get; see above)"
+KV_NEW=$([ -n "$NEW_META" ] && cat "$LAB/new/kv" 2>/dev/null || true)
 make -C "$ROOT" -j2 --no-print-directory all >/dev/null || die "make failed"
 mkdir -p "$LAB/bin"
 for w in xattr_list create_unlink orphan pread_block loop_ctl; do
@@ -67,17 +71,24 @@ boot() { # boot KV KERNEL_ROOT OUT: one guest run of that kernel, its /out unpac
 
 OUT=$LAB/out
 OUT_OTHER=$LAB/out-other
+OUT_NEW=$LAB/out-new
 if [ "${LAB_SKIP_BOOT:-0}" != 1 ]; then
 	conf full "$MODULES"
 	boot "$KV" "$LAB/root" "$OUT"
 	# The other build, for compare: tmpfs only, so only the output disk's modules.
 	conf compare "virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk"
 	boot "$KV_OTHER" "$LAB/other" "$OUT_OTHER"
+	# A current kernel: two tmpfs workloads, reported in the guest (virtio is built in).
+	if [ -n "$KV_NEW" ]; then
+		conf modern "virtio_blk"
+		boot "$KV_NEW" "$LAB/new" "$OUT_NEW"
+	fi
 fi
 python3 "$HERE/check.py" --out "$OUT" --hitmap "$HITMAP" --ksyms "$LAB/ksyms" \
 	--vmlinux "$LAB/root/usr/lib/debug/boot/vmlinux-$KV" \
 	--other-vmlinux "$LAB/other/usr/lib/debug/boot/vmlinux-$KV_OTHER" \
-	--debug-root "$LAB/root" --kv "$KV" --other-out "$OUT_OTHER" --kv-other "$KV_OTHER"
+	--debug-root "$LAB/root" --kv "$KV" --other-out "$OUT_OTHER" --kv-other "$KV_OTHER" \
+	--new-out "$OUT_NEW" --kv-new "${KV_NEW:-}"
 rc=$?
 echo "lab: whole run $(( $(date +%s) - t0 )) s"
 exit $rc

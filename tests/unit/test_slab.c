@@ -84,8 +84,12 @@ static uint64_t cache(int i, const char *name, uint64_t name_at, uint32_t size,
 /* The struct page of pfn: a slab's head (PG_slab, its cache), or a tail of head. */
 static void slab_head(uint64_t pfn, uint64_t kc, int slab_flag)
 {
+	uint32_t type = slab_flag ? (uint32_t)PGTY_slab << 24 : 0xffffffffu;
+
+	/* marked both ways, as 6.1 (PG_slab) and 6.12 (page_type) mark a slab */
 	put64(page_at(pfn) + offsetof(struct page, flags),
 	      slab_flag ? 1ull << PG_slab | 1ull << PG_uptodate : 1ull << PG_uptodate);
+	put(page_at(pfn) + offsetof(struct page, page_type), &type, 4);
 	put64(page_at(pfn) + offsetof(struct slab, slab_cache), kc);
 }
 
@@ -344,7 +348,7 @@ static void test_cache_names_map_to_types_that_fit(void **state)
 	assert_null(hm_slab_type(lay, "task_struct", offsetof(struct task_struct, thread)));
 	assert_null(hm_slab_type(lay, "no_such_cache", 64));
 	/* the offsets are BTF's, not Linux's: struct page of 72 bytes, slab_cache at 8 */
-	assert_int_equal(hm_slab_offs_from(lay, PG_slab, &o, &why), 0);
+	assert_int_equal(hm_slab_offs_from(lay, HM_SLAB_PG_FLAG, PG_slab, &o, &why), 0);
 	assert_int_equal(o.page_size, sizeof(struct page));
 	assert_int_equal(o.page_head, offsetof(struct page, compound_head));
 	assert_int_equal(o.slab_cache, offsetof(struct slab, slab_cache));
@@ -485,6 +489,45 @@ static void test_module_cache_typed_by_module_btf(void **state)
 	close_kernel(&c);
 }
 
+static size_t code_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return hm_code_read(ctx, 0, addr, 1, buf, len);
+}
+
+/* 6.12's mark (page_type's top byte, PGTY_slab) finds the slabs 6.1's (PG_slab) finds. */
+static void test_page_type_mark_finds_the_same_slabs(void **state)
+{
+	struct hm_code *code = open_code(T.core, T.ksyms);
+	struct hm_layout *lay = NULL;
+	struct hm_err err = {0};
+	struct hm_slab_offs of, ot;
+	struct hm_slab_bases b = {PO, VMEMMAP, VMALLOC};
+	struct hm_slab *sf, *st;
+	const char *why = NULL;
+	size_t found = 0;
+
+	(void)state;
+	assert_int_equal(hm_layout_open_btf(T.btf, &lay, &err), 0);
+	assert_int_equal(hm_slab_offs_from(lay, HM_SLAB_PG_FLAG, PG_slab, &of, &why), 0);
+	assert_int_equal(hm_slab_offs_from(lay, HM_SLAB_PAGE_TYPE, PGTY_slab, &ot, &why), 0);
+	assert_int_equal(ot.page_type, offsetof(struct page, page_type));
+	sf = hm_slab_open(&b, &of, code_mem, code);
+	st = hm_slab_open(&b, &ot, code_mem, code);
+	for (uint64_t a = va(PFN0, 0); a < va(PFN0 + NPAGES, 0); a += 8) {
+		struct hm_slab_obj x = {0}, y = {0};
+		int rx = hm_slab_lookup(sf, a, &x), ry = hm_slab_lookup(st, a, &y);
+
+		if (rx != ry || (!rx && (x.base != y.base || strcmp(x.cache, y.cache))))
+			fail_msg("%#llx: PG_slab %d, page_type %d", (unsigned long long)a, rx, ry);
+		found += !rx;
+	}
+	assert_true(found > 500);
+	hm_slab_close(sf);
+	hm_slab_close(st);
+	hm_layout_close(lay);
+	hm_code_close(code);
+}
+
 static void put32le(uint8_t *p, uint32_t v)
 {
 	memcpy(p, &v, 4);
@@ -535,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_report_elsewhere_names_by_recorded_slabs),
 		cmocka_unit_test(test_damaged_slab_section_refused),
 		cmocka_unit_test(test_module_cache_typed_by_module_btf),
+		cmocka_unit_test(test_page_type_mark_finds_the_same_slabs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -296,7 +296,9 @@ static int finish(struct hm_session *s, const struct hm_record_opts *o, struct h
 	}
 	f.build_ids = ids;
 	f.nr_build_ids = n;
-	if (o->kernel && o->kernel_slab && !s->st->stopped_by) {
+	/* a pipe carries no slab section (perfdata_write.c): no walk for nothing */
+	if (o->kernel && o->kernel_slab && !s->st->stopped_by && o->output &&
+	    strcmp(o->output, "-")) {
 		uint8_t *kslab = o->kernel_slab(&f.kslab_len, &s->st->kslab_why);
 
 		f.kslab = kslab;

@@ -102,13 +102,17 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 		if (ds.kmod_globals)
 			fprintf(out, "  kernel modules' globals named (.data, .bss, .rodata, "
 				"per-CPU): %llu\n", (unsigned long long)ds.kmod_globals);
-		if (ds.kernel_heap)
-			fprintf(out, "  kernel heap data named: %llu; to a container (typed around them): "
-				"%llu; to their pointer's type only: %llu\n",
-				(unsigned long long)ds.kernel_heap,
-				(unsigned long long)ds.kernel_enclosed,
-				(unsigned long long)(ds.kernel_heap > ds.kernel_enclosed ?
-						     ds.kernel_heap - ds.kernel_enclosed : 0));
+		if (ds.kernel_heap) {
+			/* the slab object is the whole allocation: the outermost container */
+			uint64_t whole = ds.kernel_enclosed + ds.kernel_slab;
+
+			if (whole > ds.kernel_heap)
+				whole = ds.kernel_heap;
+			fprintf(out, "  kernel heap data named: %llu; to a container (typed around "
+				"them, or their slab object): %llu; to their pointer's type only: "
+				"%llu\n", (unsigned long long)ds.kernel_heap, (unsigned long long)whole,
+				(unsigned long long)(ds.kernel_heap - whole));
+		}
 		if (ds.slab_source)
 			fprintf(out, "  kernel heap named by slab cache (the kmem_cache of the "
 				"object's page; slab facts %s): %llu\n",

@@ -92,7 +92,7 @@ def check_all(a, check, run, load_json, steps):
     if not all(steps.get("xfs_%s%d.record" % (v, i)) == "0" for v in VARIANTS for i in RUNS):
         return
     check_reports(a, check, run, load_json, kos, cache, ids)
-    check_compare(a, check, run, load_json, cache, ids)
+    check_compare(a, check, run, load_json, kos, cache, ids)
     check_whatif(a, check, run, load_json, kos, cache)
 
 
@@ -212,7 +212,7 @@ def check_reports(a, check, run, load_json, kos, cache, ids):
           "exit %d; lined sites %r" % (p.returncode, [(s["func"], s.get("file")) for s in lined[:3]]))
 
 
-def check_compare(a, check, run, load_json, cache, ids):
+def check_compare(a, check, run, load_json, kos, cache, ids):
     """compare of the stock runs against the padded build's (and the agbno build's)."""
     for v in ("pad", "agbno"):
         cmd = [a.hitmap, "compare"] + [data(a, "stock", i) for i in RUNS] + ["--"] + \

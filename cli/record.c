@@ -343,6 +343,15 @@ static void summary(struct record_args *a, const struct hm_record_stats *st)
 	if (st->stopped_by)
 		fprintf(stderr, "hitmap record: stopped by signal %d; the file is complete up to "
 				"that point\n", st->stopped_by);
+	/* A trap no breakpoint claims is sent to the task as SIGTRAP. Some VMs' kernels do
+	 * that to about 1 in 20 processes using hardware breakpoints, with plain `perf
+	 * record -e mem:` too (docs/hardening.md): say what killed the workload. */
+	if (st->exited && WIFSIGNALED(st->status) && WTERMSIG(st->status) == SIGTRAP &&
+	    (a->ws.nr || a->o.nr_watches || a->confirm))
+		fprintf(stderr, "hitmap record: the workload was killed by SIGTRAP, a debug trap "
+				"that no watchpoint claimed (a kernel fault some VMs show with perf "
+				"record -e mem: too); the file holds what came before: record "
+				"again\n");
 }
 
 int cmd_record(int argc, char **argv)

@@ -167,6 +167,23 @@ static void test_heap_array_needs_aligned_alloc(void **state)
 	assert_non_null(strstr(shared->fix_replay, "before, 0 after"));
 }
 
+/* Replays f's accesses under spec: the heap objects held at malloc's alignment, and
+ * where the first access went. */
+static void replay_first(struct fx *f, const struct hm_wi_spec *spec, uint64_t held,
+			 uint64_t addr)
+{
+	struct hm_wi_plan plan;
+	struct hm_whatif w;
+	struct hm_err err = {0};
+
+	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, spec, &plan, &err), 0);
+	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &plan, 0, &w, &err), 0);
+	assert_int_equal(w.counts.heap_held, held);
+	assert_int_equal(w.replayed[0].s.addr, addr);
+	hm_whatif_free(&w);
+	hm_whatif_plan_free(&plan);
+}
+
 /* The replay itself: without --aligned-alloc a heap object keeps its malloc'd base when
  * its type's alignment grows, and says so. */
 static void test_heap_objects_keep_base_without_aligned_alloc(void **state)
@@ -177,36 +194,16 @@ static void test_heap_objects_keep_base_without_aligned_alloc(void **state)
 			       .value = 64};
 	struct hm_wi_spec spec = {.kind = HM_WI_ALIGN, .edits = &e, .nr_edits = 1,
 				  .line_size = 64};
-	struct hm_wi_plan plan;
-	struct hm_whatif w;
-	struct hm_err err = {0};
 
 	add(f, t, HM_M_HEAP, LINE0 + 48, 0, HM_OP_STORE, 1, 0, "lreg_args.count");
-	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &plan, &err), 0);
-	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &plan, 0, &w, &err), 0);
-	assert_int_equal(w.counts.heap_held, 1);
-	assert_int_equal(w.replayed[0].s.addr, LINE0 + 48);
-	hm_whatif_free(&w);
-	hm_whatif_plan_free(&plan);
-
+	replay_first(f, &spec, 1, LINE0 + 48);
 	spec.aligned_alloc = 1;
-	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &plan, &err), 0);
-	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &plan, 0, &w, &err), 0);
-	assert_int_equal(w.counts.heap_held, 0);
-	assert_int_equal(w.replayed[0].s.addr, LINE0 + 64);
-	hm_whatif_free(&w);
-	hm_whatif_plan_free(&plan);
-
+	replay_first(f, &spec, 0, LINE0 + 64);
 	/* a kernel heap object is a slab cache's, which aligns its objects as the type asks:
 	 * no malloc advice, the object moves */
 	spec.aligned_alloc = 0;
 	f->acc[0].s.kernel = 1;
-	assert_int_equal(hm_whatif_plan(&f->a, f->acc, f->n, &spec, &plan, &err), 0);
-	assert_int_equal(hm_whatif_run(&f->a, f->acc, f->n, &plan, 0, &w, &err), 0);
-	assert_int_equal(w.counts.heap_held, 0);
-	assert_int_equal(w.replayed[0].s.addr, LINE0 + 64);
-	hm_whatif_free(&w);
-	hm_whatif_plan_free(&plan);
+	replay_first(f, &spec, 0, LINE0 + 64);
 }
 
 /* True sharing has no layout fix: the advice stays and says it was not replayed. */

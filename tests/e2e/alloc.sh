@@ -221,7 +221,7 @@ if [ -n "$LA" ]; then
 	set -- $(late HITMAP_ALLOC_NO_TRACEFS=1)
 	if [ "$1" = 0 ] && [ "$2" = $N ] && grep -q 'allocation probes are per thread' "$T/l.err"; then
 		ok "alloc: with per-thread probes (no tracefs) the worker's block is not named, and record says why"
-	else nok "alloc: per-thread probes miss the worker's calloc" "named=$1 worker=$2 field=$3"; fi
+	else nok "alloc: per-thread probes miss the worker's calloc" "named=$1 worker=$2 field=$3" "$(cat "$T/l.err")"; fi
 else nok "alloc: $LP prints its block's address" "$(setarch -R "$LP" 1)"; fi
 # A detached grandchild closes the probe fds after record returns, then removes the
 # events (collectors/alloc.c): give it 10 s. Only this script's recorders count: other

@@ -39,6 +39,7 @@ void hm_data_close(struct hm_data *d)
 {
 	if (!d)
 		return;
+	data_slab_free(d);	/* module BTF layouts borrow the kernel's: first */
 	for (struct data_mod *m = d->mod_list; m; m = m->next) {
 		hm_ti_close(m->ti);
 		hm_layout_close(m->lay);
@@ -63,7 +64,6 @@ void hm_data_close(struct hm_data *d)
 	hm_map64_free(&d->splits);
 	hm_map64_free(&d->slab_types);
 	hm_map64_free(&d->kstack);
-	data_slab_free(d);
 	hm_map64_free(&d->procs);
 	hm_hash_free(&d->strs);
 	hm_hash_free(&d->mods);

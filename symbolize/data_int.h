@@ -160,9 +160,10 @@ struct hm_data {
 	const char *slab_hint;		/* why there is none, when the kernel has kcore */
 	const char *slab_damage;	/* the recording's slab section refused: why */
 	struct hm_map64 slab_types;	/* kmem_cache address + 1 -> its type (data_slab.c) */
-	const char *kbtf_base;		/* the running kernel's /sys/kernel/btf/vmlinux: its
-					 * modules' BTF beside it types their caches; NULL */
-	struct hm_layout **kbtf;	/* those modules' layouts, opened at first need */
+	struct hm_layout *kbtf_base;	/* the running kernel's /sys/kernel/btf/vmlinux layout:
+					 * its modules' BTF beside it types their caches; NULL */
+	struct hm_layout **kbtf;	/* those modules' layouts over it, opened at first
+					 * need, closed before it (data_slab_free) */
 	size_t nr_kbtf;
 	int kbtf_done;
 	struct hm_map64 kstack;		/* function start + 1 -> its frame (data_kstack.c) */
@@ -222,11 +223,10 @@ int data_enclose(struct hm_data *d, const struct data_proc *p, uint64_t addr,
 struct data_proc *data_known_space(struct hm_data *d, uint32_t pid, int kernel,
 				   uint64_t addr, int create);
 
-/* data_slab.c: the slab lookup over kcore for the kernel of m (its BTF at btf_path), or
+/* data_slab.c: the slab lookup over kcore for the kernel of m (its BTF layout), or
  * d->slab_hint saying why not; addr named from the slab object holding it when its cache
  * names a type (0), else -1. */
-void data_slab_kcore(struct hm_data *d, struct data_mod *m, struct hm_code *code,
-		     const char *btf_path);
+void data_slab_kcore(struct hm_data *d, struct data_mod *m, struct hm_code *code);
 /* The slab facts a recording saved (core/kslab.h; name: the recording, for messages),
  * types looked up in lay: 0, or -1 with d->slab_hint saying what is damaged. Where
  * kcore of the recorded boot is there (the guest) its memory is read instead. */

@@ -157,10 +157,9 @@ int data_kernel_kcore(struct hm_data *d, const struct hm_data_kernel *k)
 		return -1;
 	}
 	percpu_syms(d, m, k->btf);
-	data_slab_kcore(d, m, k->code, k->btf);
+	data_slab_kcore(d, m, k->code);
 	if (strlen(k->btf) > 8 && !strcmp(k->btf + strlen(k->btf) - 8, "/vmlinux"))
-		/* /sys/kernel/btf: its modules' BTF beside it */
-		d->kbtf_base = hm_arena_strdup(&d->arena, k->btf);
+		d->kbtf_base = m->lay;	/* /sys/kernel/btf: its modules' BTF beside it */
 	if (!d->slab && k->kslab)
 		data_slab_table(d, m->lay, k->kslab, k->kslab_len, k->input);
 	if (hm_ti_open_code(&code, m->lay, &m->ti, &err) != 0) {

@@ -18,12 +18,11 @@
 #include "symbolize/code.h"
 #include "symbolize/slab_kcore.h"
 
-void data_slab_kcore(struct hm_data *d, struct data_mod *m, struct hm_code *code,
-		     const char *btf_path)
+void data_slab_kcore(struct hm_data *d, struct data_mod *m, struct hm_code *code)
 {
 	const char *why = NULL;
 
-	if (hm_slab_open_kcore(code, m->lay, btf_path, &d->slab, NULL, &why) != 0) {
+	if (hm_slab_open_kcore(code, m->lay, &d->slab, NULL, &why) != 0) {
 		d->slab_hint = why;
 		return;
 	}
@@ -66,14 +65,15 @@ static uint64_t module_types(struct hm_data *d)
  * types xfs_inode objects through xfs's. */
 static void open_module_btf(struct hm_data *d)
 {
+	const char *base = d->kbtf_base ? hm_layout_path(d->kbtf_base) : NULL;
 	char dir[4096];
 	struct dirent *e;
 	DIR *dh;
 
 	d->kbtf_done = 1;
-	if (!d->kbtf_base || strlen(d->kbtf_base) >= sizeof(dir))
+	if (!base || strlen(base) >= sizeof(dir) || !strrchr(base, '/'))
 		return;
-	strcpy(dir, d->kbtf_base);
+	strcpy(dir, base);
 	*strrchr(dir, '/') = '\0';
 	if (!(dh = opendir(dir)))
 		return;
@@ -99,7 +99,10 @@ void data_slab_free(struct hm_data *d)
 	for (size_t i = 0; i < d->nr_kbtf; i++)
 		hm_layout_close(d->kbtf[i]);
 	free(d->kbtf);
+	d->kbtf = NULL;
+	d->nr_kbtf = 0;
 	hm_slab_close(d->slab);
+	d->slab = NULL;
 }
 
 /* A cache of a module (xfs_inode, xfs_ili): its type in that module's DWARF or BTF. */

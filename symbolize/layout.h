@@ -70,10 +70,15 @@ enum hm_layout_kind { HM_LAYOUT_DWARF, HM_LAYOUT_BTF };
 int hm_layout_open(const char *path, struct hm_layout **out, struct hm_err *err);
 /* Opens raw BTF (e.g. /sys/kernel/btf/vmlinux) or an ELF file's .BTF section. */
 int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *err);
-/* Raw split BTF (a module's /sys/kernel/btf/MODULE) over the raw BTF at base_path
- * (vmlinux's): finds the module's own types, whose members may be the base's types. */
-int hm_layout_open_btf_split(const char *path, const char *base_path, struct hm_layout **out,
+/* Raw split BTF (a module's /sys/kernel/btf/MODULE) over base, a BTF layout (vmlinux's),
+ * which it borrows: close it first. It finds the module's own types; members of the
+ * base's types are the base's hm_types. */
+int hm_layout_open_btf_split(const char *path, struct hm_layout *base, struct hm_layout **out,
 			     struct hm_err *err);
+/* A BTF layout's enumerator name of enum type: 0 with *value, -1 when lay is no BTF
+ * layout or has none (layouts keep no enumerators otherwise). */
+int hm_layout_btf_enum(struct hm_layout *lay, const char *type, const char *name,
+		       int64_t *value);
 void hm_layout_close(struct hm_layout *lay);
 const char *hm_layout_path(const struct hm_layout *lay);
 /* One line naming what of the file could not be read (compilation units whose headers

@@ -19,9 +19,11 @@
 
 struct btf_src {
 	struct btf *btf;
-	struct btf *base;		/* a split BTF's base (vmlinux's for a module), or NULL */
+	struct hm_layout *base;		/* a split BTF's base layout (vmlinux's for a module),
+					 * borrowed: its types below first are converted there */
+	uint32_t first;			/* the first id of this layout's own types */
 	uint32_t next_id, nr_types;
-	const struct hm_type **types;	/* by id, converted on demand */
+	const struct hm_type **types;	/* by id - first, converted on demand */
 };
 
 static struct btf_src *src_of(struct hm_layout *lay) { return lay->priv; }
@@ -146,10 +148,12 @@ static const struct hm_type *convert(struct hm_layout *lay, uint32_t id, int dep
 
 	if (id == 0 || id >= s->nr_types)
 		return NULL;	/* void */
-	if (s->types[id])
-		return s->types[id];
+	if (id < s->first)	/* a module's member of the base's type: the base's */
+		return s->base ? convert(s->base, id, depth) : NULL;
+	if (s->types[id - s->first])
+		return s->types[id - s->first];
 	t = hm_arena_alloc(&lay->arena, sizeof(*t));
-	s->types[id] = t;
+	s->types[id - s->first] = t;
 	if (depth > HM_BTF_MAX_DEPTH || !(bt = btf__type_by_id(s->btf, id)))
 		return t;
 	name = btf__name_by_offset(s->btf, bt->name_off);
@@ -203,7 +207,6 @@ static void btf_close(struct hm_layout *lay)
 	if (!s)
 		return;
 	btf__free(s->btf);
-	btf__free(s->base);
 	free(s->types);
 	free(s);
 }
@@ -316,8 +319,9 @@ static struct btf *btf_elf(int fd, const char *path, struct hm_err *err)
 	return btf;
 }
 
-/* A layout over btf (and its base, both freed with it), naming types from id first. */
-static int wrap(struct btf *btf, struct btf *base, uint32_t first, const char *path,
+/* A layout over btf (freed with it), naming its types from id first; those below first
+ * are base's. */
+static int wrap(struct btf *btf, struct hm_layout *base, uint32_t first, const char *path,
 		struct hm_layout **out, struct hm_err *err)
 {
 	struct hm_layout *lay;
@@ -327,7 +331,6 @@ static int wrap(struct btf *btf, struct btf *base, uint32_t first, const char *p
 	 * libbpf takes a header length that is not (the kernel refuses it). */
 	if (btf__type_cnt(btf) > first && ((uintptr_t)btf__type_by_id(btf, first) & 3)) {
 		btf__free(btf);
-		btf__free(base);
 		return hm_err_set(err, HM_EXIT_INPUT, "%s: corrupt BTF: its type section is not "
 				  "4-byte aligned (header length or type offset): regenerate it "
 				  "(pahole -J)", path);
@@ -338,16 +341,16 @@ static int wrap(struct btf *btf, struct btf *base, uint32_t first, const char *p
 		free(lay);
 		free(s);
 		btf__free(btf);
-		btf__free(base);
 		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
 	}
 	hm_layout_base_init(lay, &btf_ops, HM_LAYOUT_BTF, path);
 	lay->priv = s;
 	s->btf = btf;
 	s->base = base;
+	s->first = first;
 	s->nr_types = btf__type_cnt(btf);
 	s->next_id = first;
-	s->types = calloc(s->nr_types, sizeof(*s->types));
+	s->types = calloc(s->nr_types - first + 1, sizeof(*s->types));
 	if (!s->types) {
 		hm_layout_close(lay);
 		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
@@ -382,24 +385,38 @@ int hm_layout_open_btf(const char *path, struct hm_layout **out, struct hm_err *
 }
 
 
-int hm_layout_open_btf_split(const char *path, const char *base_path, struct hm_layout **out,
+int hm_layout_open_btf_split(const char *path, struct hm_layout *base, struct hm_layout **out,
 			     struct hm_err *err)
 {
-	struct btf *base, *btf;
+	struct btf *btf;
 
 	*out = NULL;
+	if (!base || base->ops != &btf_ops)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: split BTF needs its base as BTF (%s "
+				  "is not): give /sys/kernel/btf/vmlinux of the same kernel", path,
+				  base ? hm_layout_path(base) : "none");
 	libbpf_set_print(NULL);
-	if (!(base = btf__parse_raw(base_path)))
-		return hm_err_set(err, HM_EXIT_INPUT, "%s: no readable raw BTF: give the base "
-				  "BTF the module's was made against (/sys/kernel/btf/vmlinux)",
-				  base_path);
 	/* sysfs BTF files do not shrink under a reader: libbpf reads them whole */
-	if (!(btf = btf__parse_raw_split(path, base))) {
-		btf__free(base);
+	if (!(btf = btf__parse_raw_split(path, src_of(base)->btf)))
 		return hm_err_set(err, HM_EXIT_INPUT, "%s: no readable split BTF over %s: give "
 				  "a module's /sys/kernel/btf/MODULE of the same kernel", path,
-				  base_path);
-	}
+				  hm_layout_path(base));
 	/* the module's own types come after the base's ids; only they are indexed */
-	return wrap(btf, base, btf__type_cnt(base), path, out, err);
+	return wrap(btf, base, btf__type_cnt(src_of(base)->btf), path, out, err);
+}
+
+int hm_layout_btf_enum(struct hm_layout *lay, const char *type, const char *name,
+		       int64_t *value)
+{
+	const struct btf *btf = lay && lay->ops == &btf_ops ? src_of(lay)->btf : NULL;
+	int id = btf ? btf__find_by_name_kind(btf, type, BTF_KIND_ENUM) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
+	const struct btf_enum *e = t ? btf_enum(t) : NULL;
+
+	for (uint16_t i = 0; e && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name)) {
+			*value = e[i].val;
+			return 0;
+		}
+	return -1;
 }

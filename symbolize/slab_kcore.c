@@ -3,7 +3,6 @@
  * snapshot `record -k` saves (core/kslab.h) so that a report elsewhere names slabs too. */
 #include "symbolize/slab_kcore.h"
 
-#include <bpf/btf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,30 +10,17 @@
 #include "symbolize/code.h"
 #include "symbolize/layout.h"
 
-/* An enumerator's value in raw BTF; -1 without it. */
-static int enum_value(const struct btf *btf, const char *type, const char *name)
+/* How this kernel marks a slab page (slab.h), from its BTF layout: PG_slab, else
+ * PGTY_slab; -1 neither. */
+static int64_t slab_mark(struct hm_layout *lay, enum hm_slab_mark *mark)
 {
-	int id = btf ? btf__find_by_name_kind(btf, type, BTF_KIND_ENUM) : -1;
-	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
-	const struct btf_enum *e = t ? btf_enum(t) : NULL;
-
-	for (uint16_t i = 0; e && i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name))
-			return e[i].val;
-	return -1;
-}
-
-/* How this kernel marks a slab page (slab.h): PG_slab, else PGTY_slab; -1 neither. */
-static int slab_mark(const char *btf_path, enum hm_slab_mark *mark)
-{
-	struct btf *btf = btf__parse(btf_path, NULL);
-	int v = enum_value(btf, "pageflags", "PG_slab");
+	int64_t v;
 
 	*mark = HM_SLAB_PG_FLAG;
-	if (v < 0 && (v = enum_value(btf, "pagetype", "PGTY_slab")) >= 0)
-		*mark = HM_SLAB_PAGE_TYPE;
-	btf__free(btf);
-	return v;
+	if (!hm_layout_btf_enum(lay, "pageflags", "PG_slab", &v))
+		return v;
+	*mark = HM_SLAB_PAGE_TYPE;
+	return hm_layout_btf_enum(lay, "pagetype", "PGTY_slab", &v) ? -1 : v;
 }
 
 static size_t kcore_mem(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -68,8 +54,8 @@ static int kvars(struct hm_code *code, const char *const *names, uint64_t *v, si
 	return 0;
 }
 
-int hm_slab_open_kcore(struct hm_code *code, struct hm_layout *lay, const char *btf_path,
-		       struct hm_slab **out, uint64_t *max_pfn, const char **why)
+int hm_slab_open_kcore(struct hm_code *code, struct hm_layout *lay, struct hm_slab **out,
+		       uint64_t *max_pfn, const char **why)
 {
 	static const char *const vars[] = {"page_offset_base", "vmemmap_base", "vmalloc_base",
 					   "max_pfn"};
@@ -77,10 +63,11 @@ int hm_slab_open_kcore(struct hm_code *code, struct hm_layout *lay, const char *
 	enum hm_slab_mark mark;
 	const char *miss;
 	uint64_t v[4];
-	int val = slab_mark(btf_path, &mark);
+	int64_t val = slab_mark(lay, &mark);
 
 	*out = NULL;
-	if (val < 0 || hm_slab_offs_from(lay, mark, (uint32_t)val, &o, &miss) != 0) {
+	if (val < 0 || val > UINT32_MAX ||
+	    hm_slab_offs_from(lay, mark, (uint32_t)val, &o, &miss) != 0) {
 		*why = "kernel heap not named by slab cache: the kernel's BTF lacks struct page, "
 		       "slab or kmem_cache, or marks slab pages neither by PG_slab (up to 6.9) "
 		       "nor by PGTY_slab (6.12 on)";
@@ -119,11 +106,11 @@ uint8_t *hm_slab_snapshot_live(size_t *len, const char **why)
 	if (hm_layout_open_btf(btf_path, &lay, &err) != 0)
 		*why = "slab facts not saved: no " "/sys/kernel/btf/vmlinux (a kernel without "
 		       "CONFIG_DEBUG_INFO_BTF)";
-	else if (hm_slab_open_kcore(code, lay, btf_path, &s, &max_pfn, why) == 0 &&
+	else if (hm_slab_open_kcore(code, lay, &s, &max_pfn, why) == 0 &&
 		 hm_slab_snapshot(s, max_pfn, &k) != 0)
 		*why = "slab facts not saved: no slab page found through /proc/kcore";
-	if (!*why && !(bytes = hm_kslab_encode(&k, len)))
-		*why = "slab facts not saved: out of memory";
+	if (!*why)
+		bytes = hm_kslab_encode(&k, len);
 	hm_kslab_free(&k);
 	hm_slab_close(s);
 	if (lay)

@@ -101,15 +101,20 @@ static void tail(uint64_t pfn, uint64_t head_page)
 /* xfs_inode's size from the module's split BTF: the one place that type is known. */
 static int module_size(void)
 {
-	struct hm_layout *lay = NULL;
+	struct hm_layout *base = NULL, *lay = NULL;
 	struct hm_err err = {0};
 	const struct hm_type *t;
 
-	if (hm_layout_open_btf_split(T.modbtf, T.btf, &lay, &err) != 0)
-		return fprintf(stderr, "%s\n", err.msg), -1;
+	if (hm_layout_open_btf(T.btf, &base, &err) != 0 ||
+	    hm_layout_open_btf_split(T.modbtf, base, &lay, &err) != 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		hm_layout_close(base);
+		return -1;
+	}
 	t = hm_layout_find(lay, "xfs_inode");
 	T.xfs_inode_size = t ? (uint32_t)t->size : 0;
 	hm_layout_close(lay);
+	hm_layout_close(base);
 	return T.xfs_inode_size ? 0 : -1;
 }
 
@@ -370,7 +375,7 @@ static uint8_t *snapshot(size_t *len, struct hm_kslab *k)
 	uint8_t *bytes;
 
 	assert_int_equal(hm_layout_open_btf(T.btf, &lay, &err), 0);
-	assert_int_equal(hm_slab_open_kcore(code, lay, T.btf, &s, &max_pfn, &why), 0);
+	assert_int_equal(hm_slab_open_kcore(code, lay, &s, &max_pfn, &why), 0);
 	assert_int_equal(max_pfn, PFN0 + NPAGES);
 	assert_int_equal(hm_slab_snapshot(s, max_pfn, k), 0);
 	assert_non_null(bytes = hm_kslab_encode(k, len));
@@ -403,7 +408,7 @@ static void test_snapshot_finds_what_memory_finds(void **state)
 	assert_int_equal(back.nr_runs, k.nr_runs);
 	assert_int_equal(back.nr_caches, k.nr_caches);
 	assert_int_equal(hm_layout_open_btf(T.btf, &lay, &err), 0);
-	assert_int_equal(hm_slab_open_kcore(code, lay, T.btf, &live, NULL, &why), 0);
+	assert_int_equal(hm_slab_open_kcore(code, lay, &live, NULL, &why), 0);
 	table = hm_slab_open_table(&back);
 	for (uint64_t a = va(PFN0, 0) - 64; a < va(PFN0 + NPAGES, 0) + 64; a += 8) {
 		struct hm_slab_obj x = {0}, y = {0};
@@ -467,20 +472,31 @@ static void test_report_elsewhere_names_by_recorded_slabs(void **state)
 static void test_module_cache_typed_by_module_btf(void **state)
 {
 	uint64_t x1 = va(PFN0 + 13, T.xfs_inode_size + 8);
-	struct hm_layout *lay = NULL;
+	struct hm_layout *base = NULL, *lay = NULL, *dwarf = NULL;
 	struct hm_err err = {0};
 	const struct hm_type *t;
+	const struct hm_member *m;
+	uint32_t nr = 0;
 	struct hm_data_obj o;
 	struct ctx c;
 
 	(void)state;
-	/* the split layout holds the module's own types, not the base's */
-	assert_int_equal(hm_layout_open_btf_split(T.modbtf, T.btf, &lay, &err), 0);
+	/* the split layout holds the module's own types, not the base's; a member of a
+	 * base type is the base layout's own hm_type (borrowed, not converted again) */
+	assert_int_equal(hm_layout_open_btf(T.btf, &base, &err), 0);
+	assert_int_equal(hm_layout_open_btf_split(T.modbtf, base, &lay, &err), 0);
 	assert_non_null(t = hm_layout_find(lay, "xfs_inode"));
 	assert_null(hm_layout_find(lay, "dentry"));
+	m = hm_type_members(t, &nr);
+	assert_int_equal(nr, 4);
+	assert_ptr_equal(hm_type_strip(m[2].type), hm_layout_find(base, "inode"));
 	hm_layout_close(lay);
-	assert_int_equal(hm_layout_open_btf_split(T.modbtf, T.src, &lay, &err), -1);
+	/* a base that is no BTF layout is refused, named */
+	assert_int_equal(hm_layout_open(T.src, &dwarf, &err), 0);
+	assert_int_equal(hm_layout_open_btf_split(T.modbtf, dwarf, &lay, &err), -1);
 	assert_non_null(strstr(err.msg, T.src));
+	hm_layout_close(dwarf);
+	hm_layout_close(base);
 	open_kernel(&c);
 	o = named(&c, x1 + 16 + offsetof(struct inode, i_rwsem.owner));
 	assert_int_equal(o.method, HM_M_HEAP);

@@ -1,65 +1,46 @@
+/* hitmap's kernel slab feature section (kslab.h), written and read with the perf.data
+ * code's buffer and bounds-checked cursor. */
 #include "core/kslab.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define HEAD 40				/* magic 16, two u64, two u32 */
+#include "core/perfdata_int.h"
+
+#define MAGIC_LEN 16
 #define CACHE_REC (24 + HM_KSLAB_NAME)
 #define RUN_REC 16
 #define MAX_SLOT (1u << 24)		/* larger slots are no slab cache's */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 uint8_t *hm_kslab_encode(const struct hm_kslab *k, size_t *len)
 {
-	size_t n = HEAD + (size_t)k->nr_caches * CACHE_REC + (size_t)k->nr_runs * RUN_REC;
-	uint8_t *b = calloc(1, n), *p;
+	struct hm_pbuf b = {0};
 
-	if (!b)
-		return NULL;
-	memcpy(b, HM_KSLAB_MAGIC, sizeof(HM_KSLAB_MAGIC));
-	put64(b + 16, k->page_offset);
-	put64(b + 24, k->direct_end);
-	put32(b + 32, k->nr_caches);
-	put32(b + 36, k->nr_runs);
-	p = b + HEAD;
-	for (uint32_t i = 0; i < k->nr_caches; i++, p += CACHE_REC) {
+	hm_pbuf_put(&b, HM_KSLAB_MAGIC, sizeof(HM_KSLAB_MAGIC));
+	hm_pbuf_zero(&b, MAGIC_LEN - sizeof(HM_KSLAB_MAGIC));
+	hm_pbuf_u64(&b, k->page_offset);
+	hm_pbuf_u64(&b, k->direct_end);
+	hm_pbuf_u32(&b, k->nr_caches);
+	hm_pbuf_u32(&b, k->nr_runs);
+	for (uint32_t i = 0; i < k->nr_caches; i++) {
 		const struct hm_kslab_cache *c = &k->caches[i];
+		size_t n = strnlen(c->name, HM_KSLAB_NAME - 1);
 
-		put64(p, c->addr);
-		put32(p + 8, c->size);
-		put32(p + 12, c->object_size);
-		put32(p + 16, c->red_left_pad);
-		put32(p + 20, c->merged ? 1 : 0);
-		memcpy(p + 24, c->name, strnlen(c->name, HM_KSLAB_NAME - 1));
+		hm_pbuf_u64(&b, c->addr);
+		hm_pbuf_u32(&b, c->size);
+		hm_pbuf_u32(&b, c->object_size);
+		hm_pbuf_u32(&b, c->red_left_pad);
+		hm_pbuf_u32(&b, c->merged ? 1 : 0);
+		hm_pbuf_put(&b, c->name, n);
+		hm_pbuf_zero(&b, HM_KSLAB_NAME - n);
 	}
-	for (uint32_t i = 0; i < k->nr_runs; i++, p += RUN_REC) {
-		put64(p, k->runs[i].start);
-		put32(p + 8, k->runs[i].pages);
-		put32(p + 12, k->runs[i].cache);
+	for (uint32_t i = 0; i < k->nr_runs; i++) {
+		hm_pbuf_u64(&b, k->runs[i].start);
+		hm_pbuf_u32(&b, k->runs[i].pages);
+		hm_pbuf_u32(&b, k->runs[i].cache);
 	}
-	*len = n;
-	return b;
+	*len = b.len;
+	return b.p;
 }
 
 static int bad(struct hm_kslab *k, struct hm_err *err, const char *name, const char *what)
@@ -86,17 +67,21 @@ static int cache_ok(const struct hm_kslab_cache *c)
 int hm_kslab_decode(const uint8_t *p, size_t len, const char *name, struct hm_kslab *out,
 		    struct hm_err *err)
 {
-	const uint8_t *q;
+	const void *magic;
+	struct hm_pcur c;
 
 	memset(out, 0, sizeof(*out));
-	if (!p || len < HEAD || memcmp(p, HM_KSLAB_MAGIC, sizeof(HM_KSLAB_MAGIC)))
+	hm_pcur_init(&c, p, p ? len : 0);
+	if (!(magic = hm_pcur_take(&c, MAGIC_LEN)) ||
+	    memcmp(magic, HM_KSLAB_MAGIC, sizeof(HM_KSLAB_MAGIC)))
 		return bad(out, err, name, "no hitmap.kslab/1 header");
-	out->page_offset = get64(p + 16);
-	out->direct_end = get64(p + 24);
-	out->nr_caches = get32(p + 32);
-	out->nr_runs = get32(p + 36);
-	if ((len - HEAD) / CACHE_REC < out->nr_caches ||
-	    (len - HEAD - (size_t)out->nr_caches * CACHE_REC) / RUN_REC < out->nr_runs)
+	out->page_offset = hm_pcur_u64(&c);
+	out->direct_end = hm_pcur_u64(&c);
+	out->nr_caches = hm_pcur_u32(&c);
+	out->nr_runs = hm_pcur_u32(&c);
+	/* the counts are checked against the bytes before anything is allocated */
+	if (c.bad || hm_pcur_left(&c) / CACHE_REC < out->nr_caches ||
+	    (hm_pcur_left(&c) - (size_t)out->nr_caches * CACHE_REC) / RUN_REC < out->nr_runs)
 		return bad(out, err, name, "counts past the section's end");
 	if (out->direct_end <= out->page_offset)
 		return bad(out, err, name, "an empty direct map");
@@ -104,26 +89,25 @@ int hm_kslab_decode(const uint8_t *p, size_t len, const char *name, struct hm_ks
 	out->runs = calloc(out->nr_runs ? out->nr_runs : 1, sizeof(*out->runs));
 	if (!out->caches || !out->runs)
 		return bad(out, err, name, "out of memory");
-	q = p + HEAD;
-	for (uint32_t i = 0; i < out->nr_caches; i++, q += CACHE_REC) {
-		struct hm_kslab_cache *c = &out->caches[i];
+	for (uint32_t i = 0; i < out->nr_caches; i++) {
+		struct hm_kslab_cache *k = &out->caches[i];
 
-		c->addr = get64(q);
-		c->size = get32(q + 8);
-		c->object_size = get32(q + 12);
-		c->red_left_pad = get32(q + 16);
-		c->merged = get32(q + 20) & 1;
-		memcpy(c->name, q + 24, HM_KSLAB_NAME);
-		if (!cache_ok(c))
+		k->addr = hm_pcur_u64(&c);
+		k->size = hm_pcur_u32(&c);
+		k->object_size = hm_pcur_u32(&c);
+		k->red_left_pad = hm_pcur_u32(&c);
+		k->merged = hm_pcur_u32(&c) & 1;
+		memcpy(k->name, hm_pcur_take(&c, HM_KSLAB_NAME), HM_KSLAB_NAME);
+		if (!cache_ok(k))
 			return bad(out, err, name, "a cache with a bad name or sizes");
 	}
-	for (uint32_t i = 0; i < out->nr_runs; i++, q += RUN_REC) {
+	for (uint32_t i = 0; i < out->nr_runs; i++) {
 		struct hm_kslab_run *r = &out->runs[i];
 		uint64_t end;
 
-		r->start = get64(q);
-		r->pages = get32(q + 8);
-		r->cache = get32(q + 12);
+		r->start = hm_pcur_u64(&c);
+		r->pages = hm_pcur_u32(&c);
+		r->cache = hm_pcur_u32(&c);
 		end = r->start + ((uint64_t)r->pages << 12);
 		if (r->cache >= out->nr_caches || !r->pages || r->pages > HM_KSLAB_MAX_PAGES ||
 		    r->start & 4095 || r->start < out->page_offset || end > out->direct_end ||

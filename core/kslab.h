@@ -42,7 +42,7 @@ struct hm_kslab {
 	struct hm_kslab_run *runs;
 };
 
-/* The encoded bytes (malloc'd, *len set), or NULL when out of memory. */
+/* The encoded bytes (malloc'd, *len set). */
 uint8_t *hm_kslab_encode(const struct hm_kslab *k, size_t *len);
 /* Decodes and checks p (name used in messages); 0 with *out (free with hm_kslab_free),
  * else -1 with err (HM_EXIT_INPUT) naming what is damaged. */

@@ -1,4 +1,5 @@
-/* Internals shared by the perfdata_*.c files; not part of the API. */
+/* Internals shared by the perfdata_*.c files (and kslab.c, a section hitmap adds to
+ * perf.data); not part of the API. */
 #ifndef HM_PERFDATA_INT_H
 #define HM_PERFDATA_INT_H
 

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "core/kslab.h"
 #include "core/perfdata.h"
 
 #define UNUSED __attribute__((unused))
@@ -332,6 +333,16 @@ static UNUSED void put_rec(uint8_t *buf, size_t *at, uint32_t type, uint16_t mis
 	memcpy(buf + *at, &h, 8);
 	memcpy(buf + *at + 8, body, body_len);
 	*at += 8 + body_len;
+}
+
+/* A slab section of one cache and one slab (core/kslab.h). */
+static UNUSED uint8_t *small_kslab(size_t *len)
+{
+	struct hm_kslab_cache c = {0xffff888000001000ull, 192, 192, 0, 0, "dentry"};
+	struct hm_kslab_run r = {0xffff888000200000ull, 2, 0};
+	struct hm_kslab k = {0xffff888000000000ull, 0xffffc90000000000ull, 1, 1, &c, &r};
+
+	return hm_kslab_encode(&k, len);
 }
 
 #endif

@@ -4,7 +4,6 @@
  * tests/e2e/perfdata.sh to hand to perf script. */
 #include <sys/wait.h>
 
-#include "core/kslab.h"
 #include "tests/unit/perfdata_util.h"
 
 static void check_full_sample(const struct hm_perf_event *ev)
@@ -512,68 +511,6 @@ static int zero_data_size(const char *path)
 	return 0;
 }
 
-/* A slab section of one cache and one slab (core/kslab.h). */
-static uint8_t *small_kslab(size_t *len)
-{
-	struct hm_kslab_cache c = {0xffff888000001000ull, 192, 192, 0, 0, "dentry"};
-	struct hm_kslab_run r = {0xffff888000200000ull, 2, 0};
-	struct hm_kslab k = {0xffff888000000000ull, 0xffffc90000000000ull, 1, 1, &c, &r};
-
-	return hm_kslab_encode(&k, len);
-}
-
-/* A file of one COMM record (one with no data reads as unfinished, without features)
- * and ft's features, opened again for reading. */
-static struct hm_perfdata *write_read(const char *path, const struct hm_perf_features *ft)
-{
-	struct hm_perf_attr attrs[2];
-	struct hm_perfdata_writer *w;
-	struct hm_perfdata *pd;
-	struct hm_perf_event ev = {.type = PERF_RECORD_COMM};
-	struct hm_err err = {0};
-
-	make_attrs(attrs);
-	ev.comm = (struct hm_perf_comm){7, 7, "w"};
-	assert_int_equal(hm_perfdata_create(path, attrs, 2, 0, &w, &err), 0);
-	assert_int_equal(hm_perfdata_write(w, &ev, &err), 0);
-	assert_int_equal(hm_perfdata_finish(w, ft, &err), 0);
-	hm_perfdata_writer_close(w);
-	assert_int_equal(hm_perfdata_open(path, &pd, &err), 0);
-	return pd;
-}
-
-/* The slab section comes back byte for byte; a file without one reads none. */
-static void test_kslab_feature_roundtrip(void **state)
-{
-	struct hm_perf_features ft;
-	struct hm_perf_build_id bid;
-	struct hm_perfdata *pd;
-	const struct hm_perf_features *back;
-	char path[] = "/tmp/hm_kslab_XXXXXX";
-	int fd = mkstemp(path);
-	size_t len;
-	uint8_t *bytes = small_kslab(&len);
-
-	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
-	make_features(&ft, &bid);
-	ft.kslab = bytes;
-	ft.kslab_len = len;
-	pd = write_read(path, &ft);
-	back = hm_perfdata_features(pd);
-	assert_int_equal(back->kslab_len, len);
-	assert_memory_equal(back->kslab, bytes, len);
-	assert_string_equal(back->hostname, ft.hostname);	/* the features before it too */
-	hm_perfdata_close(pd);
-	ft.kslab = NULL;
-	pd = write_read(path, &ft);
-	assert_null(hm_perfdata_features(pd)->kslab);
-	hm_perfdata_close(pd);
-	unlink(path);
-	free(bytes);
-}
-
 /* tests/e2e/perfdata.sh: a recording perf script must read (one cpu-clock-like event with
  * addresses, plus a second event routed by id). */
 static int write_for_perf(const char *path, const char *mode)
@@ -647,7 +584,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_write_raw_appends_kernel_records),
 		cmocka_unit_test(test_to_sample_fills_hm_sample),
 		cmocka_unit_test(test_default_event_names_follow_perf),
-		cmocka_unit_test(test_kslab_feature_roundtrip),
 	};
 
 	if (argc >= 3 && !strcmp(argv[1], "--write"))

@@ -160,9 +160,7 @@ static const char *hot_detail(const struct hm_cmp_hot *h)
 
 static void layout_text(FILE *out, const struct hm_cmp_layout *l)
 {
-	char a[32], b[32], d[32];
-
-	char hot[64] = "";
+	char a[32], b[32], d[32], hot[64] = "";
 
 	if (l->hot_min != HM_CMP_HOT)	/* compare --hot */
 		snprintf(hot, sizeof(hot), " (%g samples per %g, or any contention)", l->hot_min,

@@ -1,4 +1,5 @@
 #include "render/stats_print.h"
+
 #include <string.h>
 
 #include "symbolize/data.h"

@@ -69,14 +69,16 @@ if [ "$(nproc)" -lt 2 ]; then
 fi
 N=3000
 A=$(setarch -R examples/bin/skid_load_store 0 | sed -n 's/^rcu_state=\(0x[0-9a-f]*\) .*/\1/p')
-n=$(setarch -R perf stat -x, -e "mem:$A/8:rw:u" -- examples/bin/skid_load_store $N 2>&1 >/dev/null |
-	awk -F, -v e="mem:$A" '$3 == e {print $1}')
+# perf stat's stderr is kept: a workload's death by signal is said there (psignal)
+setarch -R perf stat -x, -e "mem:$A/8:rw:u" -- examples/bin/skid_load_store $N >/dev/null \
+	2>"$T/stat"
+n=$(awk -F, -v e="mem:$A" '$3 == e {print $1}' "$T/stat")
 if [ "${n:-0}" = 0 ]; then
 	echo "ok skid watch # skip: perf counts no trap on mem:$A here"
 else
 	# perf's count: N loads and N evictions by the reader (clflush traps too), main's read.
 	[ "$n" = $((2 * N + 1)) ] && ok "perf stat mem:&rcu_state.gp_ctr/8:rw: $n = 2 x $N + 1" ||
-		nok "perf stat mem:&rcu_state.gp_ctr/8:rw" "got $n, want $((2 * N + 1))"
+		nok "perf stat mem:&rcu_state.gp_ctr/8:rw" "got $n, want $((2 * N + 1))" "$(cat "$T/stat")"
 	for pw in load_store:rcu_state.gp_ctr,rcu_state.nr_callbacks store_load:queue.head,queue.tail; do
 		p=${pw%%:*}
 		f=${pw#*:}

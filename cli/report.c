@@ -10,6 +10,7 @@
 #include "analyzer/fixcheck.h"
 #include "analyzer/heatmap.h"
 #include "render/html.h"
+#include "render/accesses_print.h"
 #include "render/report_print.h"
 #include "resolve/load.h"
 #include "cli/cmds.h"
@@ -27,6 +28,7 @@
 struct report_args {
 	const char *input, *type, *html;
 	int view, heatmap, json, stats, wide;
+	int accesses;			/* --view accesses: the list, no analysis */
 	int c2c, view_given, c2c_opt;	/* --view c2c; -d, -c, --show-all, -N given */
 	struct hm_c2c_opts c2o;
 	size_t top;
@@ -39,8 +41,8 @@ struct report_args {
 static void report_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hitmap report [-i FILE] [--view lines|fields|sharing|splits|heatmap|c2c]\n"
-		"                     [--type T] [--top N] [--line-size 64|128] [--json | --html F]\n"
+		"usage: hitmap report [-i FILE] [--view V] [--type T] [--top N]\n"
+		"                     [--line-size 64|128] [--json | --html F]\n"
 		"                     [--stats] [--vmlinux F] [--kcore F] [--sysroot D]\n"
 		"                     [--buildid-dir D] [--window US] [--batch N] [--wide]\n"
 		"                     [--kallsyms F] [--max-lines N] [--force]\n"
@@ -50,7 +52,9 @@ static void report_usage(FILE *out)
 		"                 or 'perf c2c record' (default perf.data; - reads a pipe)\n"
 		"  --view V       lines (c2c-style table), fields, sharing (false/true sharing\n"
 		"                 and the fix), splits, heatmap (the hot type's layout with counts)\n"
-		"                 or c2c (perf c2c report's sections and columns, shared lines)\n"
+		"                 c2c (perf c2c report's sections and columns, shared lines)\n"
+		"                 or accesses (each sample as resolved, in time order: what\n"
+		"                 named it; --json: hitmap.accesses/1; --top N: the first N)\n"
 		"  -d M           c2c: sort and filter lines on tot, lcl or rmt HITM, or peer\n"
 		"  -c KEYS        c2c: Pareto rows by offset and KEYS of tid,pid,iaddr (iaddr)\n"
 		"  --show-all     c2c: every line, not only those with HITM (0.1%% or more)\n"
@@ -140,9 +144,11 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				a->c2c = 1;
 			} else if (!strcmp(optarg, "heatmap")) {
 				a->heatmap = 1;
+			} else if (!strcmp(optarg, "accesses")) {
+				a->accesses = 1;
 			} else if ((a->view = hm_report_view_parse(optarg)) < 0) {
 				return cli_err("report", -1, "--view %s: choose lines, fields, "
-					       "sharing, splits, heatmap or c2c", optarg);
+					       "sharing, splits, heatmap, c2c or accesses", optarg);
 			}
 			break;
 		case 't': a->type = optarg; break;
@@ -192,6 +198,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	a->c2c |= a->c2c_opt;
 	if (a->c2c && (a->html || a->heatmap))
 		return cli_err("report", -1, "--view c2c has no page: drop --html");
+	if (a->accesses && (a->html || a->c2c))
+		return cli_err("report", -1, "--view accesses is a list: drop %s",
+			       a->html ? "--html" : "the c2c options");
 	return 0;
 }
 
@@ -279,6 +288,13 @@ static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 		hm_c2c_acc_add(r->c2c, acc, n);
 	if (r->a->heatmap || r->a->html)
 		hm_heat_set_add(&r->heat, acc, n);
+	return 0;
+}
+
+/* --view accesses: printed as they come, nothing kept. */
+static int on_accesses(const struct hm_access *acc, size_t n, void *arg)
+{
+	hm_accesses_add(arg, acc, n);
 	return 0;
 }
 
@@ -394,6 +410,17 @@ static int analyze(struct report_args *a, struct run *r, struct hm_recording *re
 	return rc;
 }
 
+/* --view accesses: the JSON document's end, or --stats after the text list. */
+static int list_end(const struct report_args *a, struct hm_accesses_out *ao,
+		    const struct hm_recording *rec)
+{
+	hm_accesses_end(ao, rec->lost, rec->kernel_warning);
+	fflush(stdout);
+	if (a->stats)
+		hm_stats_print(a->json ? stderr : stdout, rec->resolver);
+	return 0;
+}
+
 static void run_free(struct run *r)
 {
 	struct hm_lines discard;
@@ -413,6 +440,7 @@ int cmd_report(int argc, char **argv)
 	struct hm_recording rec = {0};
 	struct hm_err err = {0};
 	struct type_filter tf = {0};
+	struct hm_accesses_out ao = {0};
 	struct run r = {0};
 	int rc = 0;
 
@@ -426,9 +454,12 @@ int cmd_report(int argc, char **argv)
 	if (a.c2c)
 		r.c2c = hm_c2c_acc_new(a.line_size, &a.c2o);
 	hm_lines_acc_set_max(r.lines, a.max_lines);
+	if (a.accesses)
+		hm_accesses_begin(&ao, stdout, a.json, a.top, a.input);
 	if (hm_splits_begin(&r.ar, a.line_size, &r.split_out, &r.splits, &err) ||
-	    hm_recording_stream(a.input, &a.ro, a.type ? keep_type : NULL, &tf,
-				a.batch, on_batch, &r, &rec, &err)) {
+	    hm_recording_stream(a.input, &a.ro, a.type ? keep_type : NULL, &tf, a.batch,
+				a.accesses ? on_accesses : on_batch,
+				a.accesses ? (void *)&ao : (void *)&r, &rec, &err)) {
 		if (r.err.msg[0])
 			err = r.err;
 		cli_err("report", 0, "%s", err.msg);
@@ -448,6 +479,8 @@ int cmd_report(int argc, char **argv)
 		;	/* names and lines would be of another build */
 	else if (rec.total == 0 && a.type)
 		rc = unknown_type(&a, &tf);
+	else if (a.accesses)
+		rc = list_end(&a, &ao, &rec);
 	else
 		rc = analyze(&a, &r, &rec);
 	run_free(&r);

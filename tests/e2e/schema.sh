@@ -57,7 +57,7 @@ for f in docs/schema/*.json; do
 	grep -q "\"const\": \"hitmap.$c/1\"" "$f" && ok "docs/schema/$c.json pins \"schema\": \"hitmap.$c/1\"" ||
 		nok "docs/schema/$c.json pins \"schema\": \"hitmap.$c/1\""
 done
-for c in report script layout diff whatif compare check; do
+for c in report accesses script layout diff whatif compare check; do
 	[ -f docs/schema/$c.json ] || nok "docs/schema/$c.json exists (hitmap $c --json)"
 done
 
@@ -169,6 +169,15 @@ if [ -x "$SYNTH" ] && "$SYNTH" "$T/c2c_synth.data" >/dev/null 2>&1; then
 else
 	nok "c2c_synth is built" "make $SYNTH"
 fi
+
+# --- report --view accesses (its own document, hitmap.accesses/1) ---
+for f in $FS $REC/objects_heap.data $REC/confirm_rotate_spin.data; do
+	run "report --view accesses $(basename "$f")" report -i "$f" --buildid-dir $REC \
+		--view accesses --json
+done
+run "report --view accesses --top 3 --type pair_stats" report -i $REC/confirm_rotate_spin.data \
+	--buildid-dir $REC --view accesses --top 3 --type pair_stats --json
+mutate_each "report --view accesses" "$T/$n.json"
 
 # --- script ---
 for f in $FS $REC/perf_false_sharing.data $REC/objects_heap.data; do

@@ -139,7 +139,7 @@ def after_workload(check, a, name, host, guest):
             if o.startswith("struct ") and f.get("obj_base") and "(stack of" not in o and \
                     not any(PRIMITIVE.match(s["func"] or "") for s in f["sites"]):
                 BASES[o[7:]].add(int(f["obj_base"], 16))
-    check_locals(check, name, host, guest)
+    check_locals(check, a, name)
     if name == "orphan":
         # Not asserted: ext4_sb_info is a kmalloc object (its cache names no type) and no
         # function entry in the workload's code takes it as a BTF-typed argument.
@@ -150,39 +150,56 @@ def after_workload(check, a, name, host, guest):
               (sorted(set(orphan))[:3] or "nothing"))
 
 
-def by_site(d):
-    """(address, ip) -> (object, obj_base, records) of every named field, for the
-    (address, ip) pairs that one field row alone holds, of rows whose sites are all in one
-    function (a row is one address and object: the stack address of two frames in turn is
-    one row named after the first frame's local, with the other frame's sites)."""
-    out, seen = {}, collections.Counter()
-    for line in d["lines"]:
-        a = int(line["addr"], 16)
-        for f in line["fields"]:
-            one = len({s["func"] for s in f["sites"]}) == 1
-            for s in f["sites"]:
-                seen[(a + f["offset"], s["ip"])] += 1
-                if f["named"] and one:
-                    out[(a + f["offset"], s["ip"])] = (f["object"] or "", f["obj_base"],
-                                                       s["count"])
-    return {k: v for k, v in out.items() if seen[k] == 1}
+def accesses(cmd_or_path):
+    """(time, tid, ip, addr, part) -> (object, obj_base) of every named access of a
+    hitmap.accesses/1 document: report --view accesses --json, run here (a list: the
+    command) or in the guest (a path: its output)."""
+    if isinstance(cmd_or_path, list):
+        p = subprocess.run(cmd_or_path, capture_output=True, text=True, timeout=600)
+        text = p.stdout if p.returncode == 0 else ""
+    else:
+        try:
+            with open(cmd_or_path) as f:
+                text = f.read()
+        except OSError:
+            text = ""
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return None
+    return {(x["time"], x["tid"], x["ip"], x["addr"], x["part"]): (x["object"], x["obj_base"])
+            for x in d["accesses"] if x["object"]}
 
 
 def bare(obj):
-    return obj.split(" (stack of")[0].split("[")[0]
+    """The type of a stack object's name: "struct kiocb (stack of f)" -> "struct kiocb".
+    va_list is x86-64's struct __va_list_tag[1]: a va_list parameter is a pointer to that
+    struct, so the guest (by the callee's BTF parameter) names the struct."""
+    t = obj.split(" (stack of")[0].split("[")[0]
+    return "struct __va_list_tag" if t == "va_list" else t
 
 
-def check_locals(check, name, host, guest):
+def check_locals(check, a, name):
     """Kernel locals the guest typed without DWARF (by the callee they are passed to)
-    against the host's DWARF frame at the same sample: same type, same base."""
-    h, agree, other = by_site(host), 0, collections.Counter()
-    for k, (obj, base, n) in by_site(guest).items():
+    against the host's DWARF frame, sample by sample (report --view accesses on both
+    sides: a row of report --json is named after the first access to its address, and a
+    stack address is a different frame's local from one call to the next): same type, same
+    base."""
+    g = accesses(os.path.join(a.out, name + ".guestaccesses.out"))
+    h = accesses([a.hitmap, "report", "-i", os.path.join(a.out, name + ".data"), "--vmlinux",
+                  a.vmlinux, "--sysroot", a.debug_root, "--view", "accesses", "--json"])
+    if not check(name + ": guest and host report --view accesses --json read",
+                 g is not None and h is not None, "guest %s, host %s" %
+                 ("ok" if g is not None else "unreadable", "ok" if h is not None else "failed")):
+        return
+    agree, other = 0, collections.Counter()
+    for k, (obj, base) in g.items():
         if "(stack of" not in obj or k not in h or "(stack of" not in h[k][0]:
             continue
         if bare(obj) == bare(h[k][0]) and base == h[k][1]:
-            agree += n
+            agree += 1
         else:
-            other["%s vs host %s" % (obj, h[k][0])] += n
+            other["%s at %s vs host %s at %s" % (obj, base, h[k][0], h[k][1])] += 1
     total = agree + sum(other.values())
     check(name + ": guest locals typed by callee parameters agree with the host's DWARF "
           "(%d of %d accesses)" % (agree, total), total == 0 or agree >= 0.9 * total,

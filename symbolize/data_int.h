@@ -18,6 +18,8 @@ struct ti_sec {
 	const uint8_t *bytes;
 };
 
+#define HM_TI_MAX_ASSUME 8
+
 struct hm_ti {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
@@ -47,6 +49,10 @@ struct hm_ti {
 	struct hm_ti_static *statics, *tls_statics;
 	size_t nr_statics, nr_tls_statics;
 	int statics_done;
+	/* typeinfer.c: (merge point << 5 | reg) assumed while a loop's jump back is walked */
+	uint64_t assume[HM_TI_MAX_ASSUME];
+	uint32_t nr_assume;
+	uint32_t walk_budget;		/* instructions one question may still walk */
 };
 
 void data_frame_free(struct hm_ti *ti);

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TI_MAX_STEPS 64		/* instructions walked back from the access */
+#define TI_MAX_STEPS 256	/* instructions walked back on one path */
 #define TI_MAX_CHAIN 3		/* pointer loads followed: a->b->c */
 #define TI_MAX_FUNC (1u << 16)	/* bytes of a function decoded */
 #define TI_NR_REGS (HM_REG_R15 + 1)
+#define TI_MAX_ASSUME HM_TI_MAX_ASSUME
+#define TI_WALK_BUDGET 4096	/* instructions walked for one question, all paths */
 
 struct ti_regres {
 	int8_t state;		/* 0 not asked, 1 typed, -1 not typed */
@@ -245,10 +247,54 @@ static int stored_static(const struct ti_code *c, size_t i, size_t j, int reg)
 	return 0;
 }
 
+/* A loop back to a merge point whose body rewrites the register (a callee-saved
+ * register reused for a count and the pointer put back before the jump, as the kernel's
+ * filemap_read does with iocb): the walk goes on, and once it has a type, the register
+ * at the jump must be shown to hold that type too (check_pending). */
+#define TI_MAX_PENDING 4
+
+struct pending {
+	uint64_t jump, merge;		/* the jump back and its target */
+	int reg;
+	int64_t delta;			/* the walk's delta at the merge point */
+};
+
+/* A jump forward to a merge point the walk went through by falling into it: the way
+ * in when the fall-through path only comes around a loop (try_alts). */
+#define TI_MAX_ALTS 4
+
+struct alt {
+	uint64_t jump, merge;
+	int reg;
+	int64_t delta;			/* the walk's delta at the merge point */
+	uint32_t nr_pending;		/* the walk's pending loops then */
+};
+
+/* The walk's state: *reg at the current instruction = the object start + delta. */
+struct walk {
+	int reg, approx;
+	int64_t delta;
+	uint32_t nr_pending, nr_alts;
+	struct pending pending[TI_MAX_PENDING];
+	struct alt alts[TI_MAX_ALTS];
+};
+
+/* (merge, reg) being shown to hold a type by a walk from a jump back to it: a walk that
+ * meets it again assumes so (the loop's own jump adds nothing). */
+static int assumed(const struct hm_ti *ti, uint64_t merge, int reg)
+{
+	for (uint32_t k = 0; k < ti->nr_assume; k++)
+		if (ti->assume[k] == (merge << 5 | (uint64_t)reg))
+			return 1;
+	return 0;
+}
+
 /* ins[i] is a jump target: every loop back to it may only step reg (p += k), so reg
- * keeps its type around the loop. Returns -1 if some path rewrites it, 1 if ins[i] is
- * a target, 0 if not. */
-static int merge_ok(const struct ti_code *c, size_t i, int reg)
+ * keeps its type around the loop, or rewrites it and is left to check_pending (w).
+ * Returns -1 if some path rewrites it and no more can be left pending, 1 if ins[i] is a
+ * target, 0 if not. */
+static int merge_ok(const struct hm_ti *ti, const struct ti_code *c, size_t i, int reg,
+		    struct walk *w)
 {
 	int target = 0;
 
@@ -256,17 +302,26 @@ static int merge_ok(const struct ti_code *c, size_t i, int reg)
 		if (!c->ins[j].jump || c->ins[j].target != c->ins[i].addr)
 			continue;
 		target = 1;
+		if (j < i && w && w->nr_alts < TI_MAX_ALTS)
+			w->alts[w->nr_alts++] = (struct alt){c->ins[j].addr, c->ins[i].addr, reg,
+							     w->delta, w->nr_pending};
 		if (stored_static(c, i, j, reg))
 			continue;
 		for (size_t k = i; j >= i && k <= j; k++) {
 			const struct ti_insn *t = &c->ins[k];
 
-			if (t->call && caller_saved(reg))
-				return -1;
-			if ((t->written & (1u << reg)) &&
-			    !(t->dst == reg && (t->kind == K_STEP ||
-						(t->kind == K_LEA && t->src == reg))))
-				return -1;
+			if ((t->call && caller_saved(reg)) ||
+			    ((t->written & (1u << reg)) &&
+			     !(t->dst == reg && (t->kind == K_STEP ||
+						 (t->kind == K_LEA && t->src == reg))))) {
+				if (assumed(ti, c->ins[i].addr, reg))
+					break;
+				if (!w || w->nr_pending == TI_MAX_PENDING)
+					return -1;
+				w->pending[w->nr_pending++] =
+					(struct pending){c->ins[j].addr, c->ins[i].addr, reg, w->delta};
+				break;
+			}
 		}
 	}
 	return target;
@@ -428,12 +483,6 @@ static int load_pointee(struct hm_ti *ti, struct hm_decoder *dec, const struct t
 	return 0;
 }
 
-/* The walk's state: *reg at the current instruction = the object start + delta. */
-struct walk {
-	int reg, approx;
-	int64_t delta;
-};
-
 /* Undoes p, which writes w->reg: 0 to go on walking, 1 when p loads the pointer (the
  * caller types the load), -1 when p computes something this cannot follow. */
 static int undo(const struct ti_insn *p, struct walk *w)
@@ -463,18 +512,120 @@ static int undo(const struct ti_insn *p, struct walk *w)
 	return w->reg < 0 || w->reg == HM_REG_SP || w->reg == HM_REG_RIP ? -1 : 0;
 }
 
-static int found(struct hm_ti_ptr *out, const struct walk *w)
+static int same_type(const struct hm_type *a, const struct hm_type *b)
 {
+	a = hm_type_strip(a);
+	b = hm_type_strip(b);
+	return a == b || (a && b && a->kind == b->kind && a->size == b->size && a->name &&
+			  b->name && !strcmp(a->name, b->name));
+}
+
+/* Each loop left pending: the register at its jump back holds the type found (at
+ * another delta: a pointer stepped around the loop, so the result is approximate). */
+static int check_pending(struct hm_ti *ti, struct hm_decoder *dec, int depth,
+			 struct hm_ti_ptr *out, const struct walk *w)
+{
+	for (uint32_t k = 0; k < w->nr_pending; k++) {
+		const struct pending *p = &w->pending[k];
+		struct hm_ti_ptr alt;
+		int rc;
+
+		if (ti->nr_assume == TI_MAX_ASSUME)
+			return -1;
+		ti->assume[ti->nr_assume++] = p->merge << 5 | (uint64_t)p->reg;
+		rc = track(ti, dec, p->jump, p->reg, depth, &alt);
+		ti->nr_assume--;
+		if (rc == 1)
+			continue;	/* around the loop and back: nothing against it */
+		if (rc != 0 || !same_type(alt.pointee, out->pointee))
+			return -1;
+		/* the walk's delta at pc = the merge point's + what it added since */
+		if (alt.approx || alt.delta != out->delta + w->delta - p->delta)
+			out->approx = 1;
+	}
+	return 0;
+}
+
+static int found(struct hm_ti *ti, struct hm_decoder *dec, int depth, struct hm_ti_ptr *out,
+		 const struct walk *w)
+{
+	if (check_pending(ti, dec, depth, out, w) != 0)
+		return -1;
 	out->delta += w->delta;
 	out->approx |= (uint8_t)w->approx;
 	return 0;
+}
+
+/* ins[i] is reached only by jumps (the instruction before it is a jmp or ret): reg there
+ * is what every jump to it brings, walked from each. 0 when they agree on a type (the
+ * first's delta; another delta makes it approximate), 1 when no jump adds anything (each
+ * comes around a loop being walked already), -1 otherwise. */
+static int via_jumps(struct hm_ti *ti, struct hm_decoder *dec, const struct ti_code *c,
+		     size_t i, int depth, struct hm_ti_ptr *out, const struct walk *w)
+{
+	uint64_t key = c->ins[i].addr << 5 | (uint64_t)w->reg;
+	struct hm_ti_ptr alt;
+	int have = 0, rc = 0;
+
+	if (assumed(ti, c->ins[i].addr, w->reg))
+		return 1;
+	if (ti->nr_assume == TI_MAX_ASSUME)
+		return -1;
+	ti->assume[ti->nr_assume++] = key;
+	for (size_t j = 0; j < c->n && rc == 0; j++) {
+		if (!c->ins[j].jump || c->ins[j].target != c->ins[i].addr)
+			continue;
+		if ((rc = track(ti, dec, c->ins[j].addr, w->reg, depth, &alt)) == 1) {
+			rc = 0;
+			continue;
+		}
+		if (rc != 0 || (have && !same_type(alt.pointee, out->pointee)))
+			rc = -1;
+		else if (!have)
+			*out = alt, have = 1;
+		else if (alt.approx || alt.delta != out->delta)
+			out->approx = 1;
+	}
+	ti->nr_assume--;
+	if (rc != 0)
+		return -1;
+	if (!have)
+		return 1;
+	out->approx = 1;	/* a merge of paths, as merge_ok's */
+	return found(ti, dec, depth, out, w);
+}
+
+/* The walk fell into merge points and then only came around a loop (via_jumps said 1):
+ * the way in is one of the forward jumps to those merge points, the latest first. 0 with
+ * *out (approximate: a merge), 1 when none adds anything. */
+static int try_alts(struct hm_ti *ti, struct hm_decoder *dec, int depth, struct hm_ti_ptr *out,
+		    const struct walk *w)
+{
+	for (uint32_t k = w->nr_alts; k-- > 0;) {
+		const struct alt *a = &w->alts[k];
+		struct walk back = *w;
+		int rc;
+
+		if (assumed(ti, a->merge, a->reg) || ti->nr_assume == TI_MAX_ASSUME)
+			continue;
+		ti->assume[ti->nr_assume++] = a->merge << 5 | (uint64_t)a->reg;
+		rc = track(ti, dec, a->jump, a->reg, depth, out);
+		ti->nr_assume--;
+		if (rc != 0)
+			continue;
+		back.delta = a->delta;
+		back.nr_pending = a->nr_pending;
+		back.approx = 1;
+		return found(ti, dec, depth, out, &back);
+	}
+	return 1;
 }
 
 static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg, int depth,
 		 struct hm_ti_ptr *out)
 {
 	const struct hm_ti_frame *f = hm_ti_frame_at(ti, pc);
-	struct walk w = {reg, 0, 0};
+	struct walk w = {.reg = reg};
 	struct ti_code *c;
 	size_t i;
 	int m;
@@ -489,9 +640,14 @@ static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg,
 	for (int steps = 0; i > 0 && steps < TI_MAX_STEPS; steps++) {
 		const struct ti_insn *p = &c->ins[i - 1];
 
-		if (p->uncond)
-			return -1;	/* ins[i] is reached only by jumps */
-		if ((m = merge_ok(c, i, w.reg)) < 0)
+		if (ti->walk_budget == 0)
+			return -1;
+		ti->walk_budget--;
+		if (p->uncond) {	/* ins[i] is reached only by jumps */
+			m = via_jumps(ti, dec, c, i, depth, out, &w);
+			return m == 1 ? try_alts(ti, dec, depth, out, &w) : m;
+		}
+		if ((m = merge_ok(ti, c, i, w.reg, &w)) < 0)
 			return -1;
 		w.approx |= m;
 		if (p->call && caller_saved(w.reg))
@@ -500,20 +656,20 @@ static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg,
 		if (p->kind == K_ADDREG && p->dst == w.reg && depth < TI_MAX_CHAIN &&
 		    track(ti, dec, p->addr, p->src, depth + 1, out) == 0) {
 			w.approx = 1;
-			return found(out, &w);
+			return found(ti, dec, depth, out, &w);
 		}
 		if ((p->written & (1u << w.reg)) && (m = undo(p, &w)) != 0) {
 			if (m < 0 || load_pointee(ti, dec, p, depth, out) != 0)
 				return -1;
-			return found(out, &w);
+			return found(ti, dec, depth, out, &w);
 		}
 		i--;
 		if (var_in_reg(ti, c->ins[i].addr, w.reg, out))
-			return found(out, &w);
+			return found(ti, dec, depth, out, &w);
 	}
-	if (i == 0 && (m = merge_ok(c, 0, w.reg)) >= 0 && entry_param(ti, f, w.reg, out)) {
+	if (i == 0 && (m = merge_ok(ti, c, 0, w.reg, &w)) >= 0 && entry_param(ti, f, w.reg, out)) {
 		w.approx |= m;
-		return found(out, &w);
+		return found(ti, dec, depth, out, &w);
 	}
 	return -1;
 }
@@ -531,8 +687,11 @@ int hm_ti_reg_pointee(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int
 		((struct hm_ti_frame *)f)->priv =
 			hm_arena_alloc(&ti->arena, TI_NR_REGS * sizeof(struct ti_regres));
 	r = &((struct ti_regres *)f->priv)[reg];
-	if (!r->state)
+	if (!r->state) {
+		ti->walk_budget = TI_WALK_BUDGET;
+		ti->nr_assume = 0;
 		r->state = track(ti, dec, pc, reg, 0, &r->p) == 0 ? 1 : -1;
+	}
 	if (r->state < 0)
 		return -1;
 	*out = r->p;

@@ -118,6 +118,39 @@ __attribute__((noinline)) void tls_update(void)
 	tls_item.count += 3;
 }
 
+/* Loops the backward walk must see through without DWARF, in the shape of the kernel's
+ * filemap_read (tests/unit/test_btftype.c): the parameter kept in r13 across a call at the
+ * top of a loop; r13 reused as the count of an inner loop, entered by a jump, while r15
+ * holds the pointer; r13 put back before the jump back to the top. Written by hand: which
+ * registers a compiler picks is nothing a test can rely on. Never called. */
+__attribute__((naked, noinline)) long loop_shapes(struct item *it, long n)
+{
+	__asm__("push %r15\n\t"
+		"push %r13\n\t"
+		"push %rbx\n\t"
+		"mov %rdi, %r13\n\t"
+		"mov %rsi, %rbx\n"
+		"1:\n\t"
+		"call heap_one\n\t"
+		"mov 0x18(%r13), %eax\n\t"	/* it->flags: at the target of the jump back */
+		"mov %r13, %r15\n\t"
+		"xor %r13d, %r13d\n\t"
+		"jmp 3f\n"
+		"2:\n\t"
+		"mov 0x8(%r15), %rcx\n\t"	/* it->count: reached only by the inner jump back */
+		"add $1, %r13\n"
+		"3:\n\t"
+		"cmp %rbx, %r13\n\t"
+		"jb 2b\n\t"
+		"mov %r15, %r13\n\t"
+		"dec %rbx\n\t"
+		"jne 1b\n\t"
+		"pop %rbx\n\t"
+		"pop %r13\n\t"
+		"pop %r15\n\t"
+		"ret\n\t");
+}
+
 int main(int argc, char **argv)
 {
 	struct item *h = calloc(8, sizeof(*h));

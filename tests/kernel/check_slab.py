@@ -151,7 +151,7 @@ def after_workload(check, a, name, host, guest):
 
 
 def accesses(cmd_or_path):
-    """(time, tid, ip, addr, part) -> (object, obj_base) of every named access of a
+    """(time, tid, ip, addr, part) -> (object, obj_base, func) of every named access of a
     hitmap.accesses/1 document: report --view accesses --json, run here (a list: the
     command) or in the guest (a path: its output)."""
     if isinstance(cmd_or_path, list):
@@ -167,8 +167,8 @@ def accesses(cmd_or_path):
         d = json.loads(text)
     except ValueError:
         return None
-    return {(x["time"], x["tid"], x["ip"], x["addr"], x["part"]): (x["object"], x["obj_base"])
-            for x in d["accesses"] if x["object"]}
+    return {(x["time"], x["tid"], x["ip"], x["addr"], x["part"]):
+            (x["object"], x["obj_base"], x["func"]) for x in d["accesses"] if x["object"]}
 
 
 def bare(obj):
@@ -193,7 +193,7 @@ def check_locals(check, a, name):
                  ("ok" if g is not None else "unreadable", "ok" if h is not None else "failed")):
         return
     agree, other = 0, collections.Counter()
-    for k, (obj, base) in g.items():
+    for k, (obj, base, _) in g.items():
         if "(stack of" not in obj or k not in h or "(stack of" not in h[k][0]:
             continue
         if bare(obj) == bare(h[k][0]) and base == h[k][1]:
@@ -204,6 +204,25 @@ def check_locals(check, a, name):
     check(name + ": guest locals typed by callee parameters agree with the host's DWARF "
           "(%d of %d accesses)" % (agree, total), total == 0 or agree >= 0.9 * total,
           "; ".join("%s (%d)" % kv for kv in other.most_common(3)))
+    if name == "pread_block":
+        check_loop_walk(check, g, h)
+
+
+def check_loop_walk(check, g, h):
+    """filemap_read reads iocb (the caller's struct kiocb) through r13 at the top of its
+    loop and through r15 in the inner one, each register reused in between (docs/
+    symbolize-data.md): the guest's BTF walk must follow those loops to the parameter and
+    name each such access as the host's DWARF does, sample by sample."""
+    mine = {k: v for k, v in h.items() if v[2] == "filemap_read" and
+            bare(v[0]) == "struct kiocb"}
+    if not mine:
+        print("# pread_block: no sample of filemap_read's kiocb reads this run")
+        return
+    same = [k for k, v in mine.items() if k in g and bare(g[k][0]) == "struct kiocb" and
+            g[k][1] == v[1]]
+    check("pread_block: the guest names filemap_read's reads of iocb struct kiocb, at the "
+          "host's base (%d of %d accesses)" % (len(same), len(mine)), len(same) == len(mine),
+          "; ".join("%s: guest %s" % (k[2], g.get(k)) for k in mine if k not in same)[:300])
 
 
 def slabinfo(path):

@@ -146,6 +146,38 @@ static void test_btf_walk_names_as_dwarf_does(void **state)
 	hm_data_close(bt);
 }
 
+/* Loops without DWARF, in the shape of the kernel's filemap_read (data_prog.c's
+ * loop_shapes, by hand): it->flags through r13 at the top of a loop whose body reuses r13
+ * and puts the pointer back before the jump back; it->count through r15 in an inner loop
+ * entered by a jump. The walk must follow the jumps back and in and reach the BTF
+ * parameter (each access at an address of its own: no other access named it first). */
+static void test_btf_walk_through_loops(void **state)
+{
+	static const struct {
+		int reg;
+		int64_t disp;
+		const char *field;
+	} cases[] = {{HM_REG_R13, 0x18, "item.flags"}, {HM_REG_R15, 8, "item.count"}};
+	struct hm_data *bt = open_data(P.btf);
+	struct hm_data_stats st;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t obj = HEAP + 0x10000 * (i + 1);
+		struct hm_insn in = find_access(P.btf, BASE, "loop_shapes", cases[i].reg,
+						cases[i].disp, HM_ACC_LOAD);
+		struct hm_data_obj b = resolve(bt, &in, 0, 1, cases[i].reg, obj);
+
+		assert_int_equal(b.method, HM_M_HEAP);
+		assert_non_null(b.field);
+		assert_string_equal(b.field, cases[i].field);
+		assert_int_equal(b.base, obj);
+	}
+	hm_data_stats(bt, 4, &st);
+	assert_int_equal(st.btf, 2);
+	hm_data_close(bt);
+}
+
 static void test_no_dwarf_no_btf_types_nothing(void **state)
 {
 	struct hm_data *d = open_data(P.nobtf);
@@ -369,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_param_regs_follow_sysv),
 		cmocka_unit_test(test_btf_param_types_heap_object),
 		cmocka_unit_test(test_btf_walk_names_as_dwarf_does),
+		cmocka_unit_test(test_btf_walk_through_loops),
 		cmocka_unit_test(test_no_dwarf_no_btf_types_nothing),
 		cmocka_unit_test(test_kernel_without_vmlinux_says_why),
 		cmocka_unit_test(test_kernel_typed_through_vmlinux_dwarf_and_btf),

@@ -333,6 +333,11 @@ static void summary(struct record_args *a, const struct hm_record_stats *st)
 					  : "");
 	if (st->alloc_note[0])
 		fprintf(stderr, "hitmap record: %s\n", st->alloc_note);
+	if (st->selftest_lost)
+		fprintf(stderr, "hitmap record: the watchpoint self-test lost traps in %u %s "
+				"before one counted all %d: this kernel drops a debug trap now and "
+				"then, so the watch counts may be low\n", st->selftest_lost,
+			cli_plural(st->selftest_lost, "try", "tries"), HM_WATCH_SELFTEST_STORES);
 	if (st->kslab_bytes)
 		fprintf(stderr, "hitmap record: kernel slab facts saved (%.1f KB), for naming "
 				"kernel heap objects where the report has no kcore\n",

@@ -126,15 +126,18 @@ int hm_probe_watch(struct hm_probe_item *it, int *slots)
 	*slots = n;
 	if (n > 0) {
 		struct hm_err err = {0};
+		unsigned lost;
 
 		/* Accepting the event is not enough: count real traps on a word of ours. */
-		if (hm_watch_selftest(&err)) {
+		if (hm_watch_selftest(&err, &lost)) {
 			set_item(it, "watch", 0, "%s (%d debug registers accepted)", err.msg, n);
 			return -1;
 		}
 		set_item(it, "watch", 1, "%d hardware watchpoints (debug registers) per thread, "
-			 "1/2/4/8 bytes; traps fire here (self-test: %d stores, %d traps)", n,
-			 HM_WATCH_SELFTEST_STORES, HM_WATCH_SELFTEST_STORES);
+			 "1/2/4/8 bytes; traps fire here (self-test: %d stores, %d traps)%s", n,
+			 HM_WATCH_SELFTEST_STORES, HM_WATCH_SELFTEST_STORES,
+			 lost ? "; an earlier try lost traps: this kernel drops one now and then"
+			      : "");
 		return 0;
 	}
 	if (e == ENOSPC)

@@ -398,7 +398,7 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 	s->st = st;
 	hm_session_names_init(s);
 	hm_map64_init(&s->alloc_ids);
-	if (o->nr_watches && hm_watch_selftest(err))
+	if (o->nr_watches && hm_watch_selftest(err, &st->selftest_lost))
 		goto out;
 	if (o->argv && hm_target_spawn(o->argv, &child, err))
 		goto out;

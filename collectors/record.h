@@ -64,6 +64,8 @@ struct hm_record_stats {
 	char alloc_note[640];		/* allocation tracking off or incomplete: why, once */
 	uint64_t kslab_bytes;		/* the kernel slab section's size, 0 when none */
 	const char *kslab_why;		/* why none, when kernel_slab was given */
+	unsigned selftest_lost;		/* watchpoint self-test tries that lost traps before
+					 * one counted them all (hm_watch_selftest): 0 normally */
 };
 
 int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct hm_err *err);

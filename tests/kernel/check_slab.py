@@ -61,12 +61,22 @@ def check_host(check, name, host, guest):
     h, g = slab_objects(host), slab_objects(guest)
     # xfs_inode: a module's cache, typed by xfs.ko's DWARF on the host, xfs's BTF in the guest
     slabbed = set(CACHE_TYPES.values()) | {"xfs_inode"}
-    both = [x for x in h if x in g and g[x][0] in slabbed]
+    # Both named by a slab cache's type: where the host names a pointer's type instead
+    # (`path` inside a guest's `file`), its snapshot, taken at the workload's end, held no
+    # slab there (freed, then a slab again by the time the guest read kcore): counted
+    # and printed, not compared
+    both = [x for x in h if x in g and g[x][0] in slabbed and h[x][0] in slabbed]
+    unslabbed = [x for x in h if x in g and g[x][0] in slabbed and h[x][0] not in slabbed]
     same = [x for x in both if h[x] == g[x]]
     print("# %-28s host named by recorded slab facts %s (guest by kcore %s); objects of %s "
           "at the same address: %d of %d the same" %
           (name, hs.get("named", "-"), guest["stats"].get("kernel_slab", {}).get("named", "-"),
            "/".join(sorted(slabbed)), len(same), len(both)))
+    if unslabbed:
+        print("# %-28s %d address(es) the guest names by slab cache, the host by a pointer "
+              "type (no slab there in the snapshot): %s" %
+              (name, len(unslabbed), ["%#x host %s guest %s" % (x, h[x][0], g[x][0])
+                                      for x in unslabbed[:3]]))
     hx = sorted({b for o, b in h.values() if o == "xfs_inode"})
     if hx:
         gx = sorted({b for o, b in g.values() if o == "xfs_inode"})
@@ -76,7 +86,7 @@ def check_host(check, name, host, guest):
               bool(set(hx) & set(gx)), "guest %s" % ["%#x" % x for x in gx[:3]])
     check(name + ": host (recorded slab facts) and guest (kcore) name the same object at the "
           "same address (%d of %d)" % (len(same), len(both)),
-          len(same) >= AGREE * len(both),
+          (not both and not unslabbed) or (both and len(same) >= AGREE * len(both)),
           "differ: %s" % ["%#x host %s guest %s" % (x, h[x], g[x]) for x in both
                           if h[x] != g[x]][:3])
 

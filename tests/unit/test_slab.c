@@ -65,8 +65,7 @@ static uint64_t page_at(uint64_t pfn)
 	return VMEMMAP + pfn * sizeof(struct page);
 }
 
-/* A kmem_cache at slot i of the CACHES page, named name (NULL: its name pointer at
- * name_at); returns its address. */
+/* A kmem_cache at slot i of the CACHES page, named name (NULL: its name pointer at name_at). */
 static uint64_t cache(int i, const char *name, uint64_t name_at, uint32_t size,
 		      uint32_t object_size, uint32_t red_left_pad, int refcount)
 {

@@ -61,6 +61,24 @@ static int assumed(const struct hm_ti *ti, uint64_t merge, int reg)
 	return 0;
 }
 
+static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg, int depth,
+		 struct hm_ti_ptr *out);
+
+/* track() of reg from the jump at from, assuming (merge, reg) meanwhile; -1 when as many
+ * as can be are assumed already. */
+static int track_assuming(struct hm_ti *ti, struct hm_decoder *dec, uint64_t merge, int reg,
+			  uint64_t from, int depth, struct hm_ti_ptr *out)
+{
+	int rc;
+
+	if (ti->nr_assume == TI_MAX_ASSUME)
+		return -1;
+	ti->assume[ti->nr_assume++] = merge << 5 | (uint64_t)reg;
+	rc = track(ti, dec, from, reg, depth, out);
+	ti->nr_assume--;
+	return rc;
+}
+
 /* ins[i] is a jump target: every loop back to it may only step reg (p += k), so reg
  * keeps its type around the loop, or rewrites it and is left to check_pending (w).
  * Returns -1 if some path rewrites it and no more can be left pending, 1 if ins[i] is a
@@ -135,9 +153,6 @@ static int var_in_reg(struct hm_ti *ti, uint64_t pc, int reg, struct hm_ti_ptr *
 	}
 	return 0;
 }
-
-static int track(struct hm_ti *ti, struct hm_decoder *dec, uint64_t pc, int reg, int depth,
-		 struct hm_ti_ptr *out);
 
 /* Without DWARF: at the function's first instruction reg holds a parameter, typed by
  * BTF (data_btf.c). */
@@ -300,13 +315,8 @@ static int check_pending(struct hm_ti *ti, struct hm_decoder *dec, int depth,
 	for (uint32_t k = 0; k < w->nr_pending; k++) {
 		const struct pending *p = &w->pending[k];
 		struct hm_ti_ptr alt;
-		int rc;
+		int rc = track_assuming(ti, dec, p->merge, p->reg, p->jump, depth, &alt);
 
-		if (ti->nr_assume == TI_MAX_ASSUME)
-			return -1;
-		ti->assume[ti->nr_assume++] = p->merge << 5 | (uint64_t)p->reg;
-		rc = track(ti, dec, p->jump, p->reg, depth, &alt);
-		ti->nr_assume--;
 		if (rc == 1)
 			continue;	/* around the loop and back: nothing against it */
 		if (rc != 0 || !same_type(alt.pointee, out->pointee))
@@ -335,19 +345,16 @@ static int found(struct hm_ti *ti, struct hm_decoder *dec, int depth, struct hm_
 static int via_jumps(struct hm_ti *ti, struct hm_decoder *dec, const struct ti_code *c,
 		     size_t i, int depth, struct hm_ti_ptr *out, const struct walk *w)
 {
-	uint64_t key = c->ins[i].addr << 5 | (uint64_t)w->reg;
 	struct hm_ti_ptr alt;
 	int have = 0, rc = 0;
 
 	if (assumed(ti, c->ins[i].addr, w->reg))
 		return 1;
-	if (ti->nr_assume == TI_MAX_ASSUME)
-		return -1;
-	ti->assume[ti->nr_assume++] = key;
 	for (size_t j = 0; j < c->n && rc == 0; j++) {
 		if (!c->ins[j].jump || c->ins[j].target != c->ins[i].addr)
 			continue;
-		if ((rc = track(ti, dec, c->ins[j].addr, w->reg, depth, &alt)) == 1) {
+		if ((rc = track_assuming(ti, dec, c->ins[i].addr, w->reg, c->ins[j].addr, depth,
+					 &alt)) == 1) {
 			rc = 0;
 			continue;
 		}
@@ -358,7 +365,6 @@ static int via_jumps(struct hm_ti *ti, struct hm_decoder *dec, const struct ti_c
 		else if (alt.approx || alt.delta != out->delta)
 			out->approx = 1;
 	}
-	ti->nr_assume--;
 	if (rc != 0)
 		return -1;
 	if (!have)
@@ -376,14 +382,9 @@ static int try_alts(struct hm_ti *ti, struct hm_decoder *dec, int depth, struct 
 	for (uint32_t k = w->nr_alts; k-- > 0;) {
 		const struct alt *a = &w->alts[k];
 		struct walk back = *w;
-		int rc;
 
-		if (assumed(ti, a->merge, a->reg) || ti->nr_assume == TI_MAX_ASSUME)
-			continue;
-		ti->assume[ti->nr_assume++] = a->merge << 5 | (uint64_t)a->reg;
-		rc = track(ti, dec, a->jump, a->reg, depth, out);
-		ti->nr_assume--;
-		if (rc != 0)
+		if (assumed(ti, a->merge, a->reg) ||
+		    track_assuming(ti, dec, a->merge, a->reg, a->jump, depth, out) != 0)
 			continue;
 		back.delta = a->delta;
 		back.nr_pending = a->nr_pending;

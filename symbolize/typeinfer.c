@@ -79,10 +79,21 @@ static int track_assuming(struct hm_ti *ti, struct hm_decoder *dec, uint64_t mer
 	return rc;
 }
 
+/* Whether an instruction of ins[from..to] writes reg (a step too) or a call there may. */
+static int writes_between(const struct ti_code *c, size_t from, size_t to, int reg)
+{
+	for (size_t k = from; k <= to && k < c->n; k++)
+		if ((c->ins[k].call && ti_caller_saved(reg)) || (c->ins[k].written & (1u << reg)))
+			return 1;
+	return 0;
+}
+
 /* ins[i] is a jump target: every loop back to it may only step reg (p += k), so reg
  * keeps its type around the loop, or rewrites it and is left to check_pending (w).
- * Returns -1 if some path rewrites it and no more can be left pending, 1 if ins[i] is a
- * target, 0 if not. */
+ * Returns -1 if some path rewrites it and no more can be left pending, 1 if a jump to
+ * ins[i] may bring reg at another delta (the result is approximate), 0 if none can: no
+ * jump to it, or only conditional jumps forward past instructions that leave reg alone
+ * and loops that never touch it (reg there is the value the walk follows). */
 static int merge_ok(const struct hm_ti *ti, const struct ti_code *c, size_t i, int reg,
 		    struct walk *w)
 {
@@ -91,7 +102,9 @@ static int merge_ok(const struct hm_ti *ti, const struct ti_code *c, size_t i, i
 	for (size_t j = 0; j < c->n; j++) {
 		if (!c->ins[j].jump || c->ins[j].target != c->ins[i].addr)
 			continue;
-		target = 1;
+		if (j < i ? c->ins[j].uncond || writes_between(c, j + 1, i - 1, reg)
+			  : writes_between(c, i, j, reg) || ti_stored_static(c, i, j, reg))
+			target = 1;
 		if (j < i && w && w->nr_alts < TI_MAX_ALTS)
 			w->alts[w->nr_alts++] = (struct alt){c->ins[j].addr, c->ins[i].addr, reg,
 							     w->delta, w->nr_pending};
@@ -369,8 +382,7 @@ static int via_jumps(struct hm_ti *ti, struct hm_decoder *dec, const struct ti_c
 		return -1;
 	if (!have)
 		return 1;
-	out->approx = 1;	/* a merge of paths, as merge_ok's */
-	return found(ti, dec, depth, out, w);
+	return found(ti, dec, depth, out, w);	/* exact when every jump brings one delta */
 }
 
 /* The walk fell into merge points and then only came around a loop (via_jumps said 1):

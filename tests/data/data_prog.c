@@ -151,6 +151,28 @@ __attribute__((naked, noinline)) long loop_shapes(struct item *it, long n)
 		"ret\n\t");
 }
 
+/* Joins the walk must tell apart (tests/unit/test_btftype.c): it->flags after a forward
+ * jump past code that leaves rbx alone (rbx is `it` on both paths: the base is exact);
+ * then ->count after a jump past `rbx = other` (either object: approximate). By hand, as
+ * loop_shapes. Never called. */
+__attribute__((naked, noinline)) long join_shapes(struct item *it, struct item *other)
+{
+	__asm__("push %rbx\n\t"
+		"mov %rdi, %rbx\n\t"
+		"test %rsi, %rsi\n\t"
+		"je 1f\n\t"
+		"mov 0x8(%rsi), %rax\n"
+		"1:\n\t"
+		"mov 0x18(%rbx), %eax\n\t"	/* it->flags: exact */
+		"test %rsi, %rsi\n\t"
+		"jne 2f\n\t"
+		"mov %rsi, %rbx\n"
+		"2:\n\t"
+		"mov 0x8(%rbx), %rcx\n\t"	/* it or other ->count: approximate */
+		"pop %rbx\n\t"
+		"ret\n\t");
+}
+
 int main(int argc, char **argv)
 {
 	struct item *h = calloc(8, sizeof(*h));

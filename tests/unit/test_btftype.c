@@ -178,6 +178,32 @@ static void test_btf_walk_through_loops(void **state)
 	hm_data_close(bt);
 }
 
+/* A join is approximate only where a path into it may bring the register at another
+ * value: typed exactly, the object is kept (an untyped access inside it is named from it,
+ * symbolize/data_enclose.c); approximately, it is not (join_shapes, by hand). */
+static void test_btf_exact_across_clean_joins(void **state)
+{
+	struct hm_data *bt = open_data(P.btf);
+	struct hm_insn a = find_access(P.btf, BASE, "join_shapes", HM_REG_BX, 0x18, HM_ACC_LOAD),
+		       b = find_access(P.btf, BASE, "join_shapes", HM_REG_BX, 0x8, HM_ACC_LOAD);
+	uint64_t one = HEAP + 0x40000, two = HEAP + 0x50000;
+	struct hm_data_obj x = resolve(bt, &a, 0, 1, HM_REG_BX, one), in;
+
+	(void)state;
+	assert_int_equal(x.method, HM_M_HEAP);
+	assert_string_equal(x.field, "item.flags");
+	in = (struct hm_data_obj){.method = HM_M_UNKNOWN};
+	assert_int_equal(hm_data_enclose(bt, PID, 0, one + 0x10, &in), 1);
+	assert_int_equal(in.base, one);
+	assert_string_equal(in.field, "item.weight");
+	x = resolve(bt, &b, 0, 1, HM_REG_BX, two);
+	assert_int_equal(x.method, HM_M_HEAP);
+	assert_string_equal(x.field, "item.count");
+	in = (struct hm_data_obj){.method = HM_M_UNKNOWN};
+	assert_int_equal(hm_data_enclose(bt, PID, 0, two + 0x10, &in), 0);
+	hm_data_close(bt);
+}
+
 static void test_no_dwarf_no_btf_types_nothing(void **state)
 {
 	struct hm_data *d = open_data(P.nobtf);
@@ -402,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_btf_param_types_heap_object),
 		cmocka_unit_test(test_btf_walk_names_as_dwarf_does),
 		cmocka_unit_test(test_btf_walk_through_loops),
+		cmocka_unit_test(test_btf_exact_across_clean_joins),
 		cmocka_unit_test(test_no_dwarf_no_btf_types_nothing),
 		cmocka_unit_test(test_kernel_without_vmlinux_says_why),
 		cmocka_unit_test(test_kernel_typed_through_vmlinux_dwarf_and_btf),

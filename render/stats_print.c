@@ -103,6 +103,9 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 		if (ds.kmod_globals)
 			fprintf(out, "  kernel modules' globals named (.data, .bss, .rodata, "
 				"per-CPU): %llu\n", (unsigned long long)ds.kmod_globals);
+		if (ds.ksym_globals)
+			fprintf(out, "  kernel globals named by kallsyms symbol only (no vmlinux: "
+				"untyped, symbol+offset): %llu\n", (unsigned long long)ds.ksym_globals);
 		if (ds.kernel_heap) {
 			/* the slab object is the whole allocation: the outermost container */
 			uint64_t whole = ds.kernel_enclosed + ds.kernel_slab;

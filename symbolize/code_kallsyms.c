@@ -130,8 +130,10 @@ static int ksym_parse(struct hm_code *c, struct hm_hash *mods, char *line,
 		*ref = addr;
 	if (!mod && strcmp(name, "_etext") == 0)
 		c->k.ksyms_etext = addr;
-	if (mod && mod[0] && strchr("dDbBrR", end[1]))
-		code_kdata_add(c, addr, end[1], name, intern(c, mods, mod));
+	/* data symbols, the kernel's own too: without a vmlinux (kcore) they name its
+	 * globals (tk_core, jiffies_64), untyped; per-CPU ones are `A`, at their offsets */
+	if (strchr("dDbBrR", end[1]) && (!mod || mod[0]))
+		code_kdata_add(c, addr, end[1], name, mod ? intern(c, mods, mod) : NULL);
 	if (!strchr("tTwW", end[1]))
 		return 0;
 	out->addr = addr;

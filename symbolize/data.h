@@ -171,6 +171,7 @@ struct hm_data_stats {
 	uint64_t kernel_stack_args;	/* kernel stack results without DWARF: a local typed
 					 * by the callee parameter it is passed to */
 	uint64_t kmod_globals;		/* kernel modules' globals named (data_kmod.c) */
+	uint64_t ksym_globals;		/* kernel globals named by kallsyms symbol only */
 };
 
 void hm_data_stats(struct hm_data *d, size_t max_top, struct hm_data_stats *out);

@@ -7,7 +7,8 @@
  * variable lies there, typed by its DWARF (loop_ctl_mutex.owner.counter).
  * Guest (kcore, no vmlinux): kallsyms lists module data symbols (d, b, r with [loop]),
  * each ending at the next; they have no types, so a name comes typed only when the heap
- * path typed the object starting at the symbol (data_kmod_relabel). */
+ * path typed the object starting at the symbol (data_kmod_relabel). The kernel's own
+ * data symbols alike (tk_core, jiffies_64): a vmlinux names them first, typed. */
 #include "symbolize/data_int.h"
 
 #include <string.h>
@@ -75,7 +76,8 @@ int data_kmod_global(struct hm_data *d, uint64_t addr, struct hm_data_obj *out)
 	return kmod_var(d, path, sec, off, addr, out);
 }
 
-/* A module global known by its kallsyms symbol only (no type): name + offset. */
+/* A global known by its kallsyms symbol only (no type): name + offset. module NULL: the
+ * kernel's own (the guest names tk_core so without a vmlinux). */
 static void by_symbol(struct hm_data *d, const char *name, const char *module, uint64_t offset,
 		      struct hm_data_obj *out)
 {
@@ -84,8 +86,11 @@ static void by_symbol(struct hm_data *d, const char *name, const char *module, u
 	out->object = out->prefix = data_intern(d, name);
 	out->offset = offset;
 	out->field = data_field(d, out->object, NULL, out->offset);
-	out->module = data_intern(d, bracket(d, module));
-	d->st.kmod_globals++;
+	out->module = module ? data_intern(d, bracket(d, module)) : "[kernel.kallsyms]";
+	if (module)
+		d->st.kmod_globals++;
+	else
+		d->st.ksym_globals++;
 }
 
 /* Per-CPU: the module's .data..percpu was placed at a per-CPU offset (x86-64: %gs:off
@@ -134,6 +139,9 @@ void data_kmod_relabel(struct hm_data *d, uint64_t addr, struct hm_data_obj *out
 	out->method = HM_M_GLOBAL;
 	out->object = out->prefix = data_intern(d, name);
 	out->field = data_field(d, out->object, out->type, out->offset);
-	out->module = data_intern(d, bracket(d, module));
-	d->st.kmod_globals++;
+	out->module = module ? data_intern(d, bracket(d, module)) : "[kernel.kallsyms]";
+	if (module)
+		d->st.kmod_globals++;
+	else
+		d->st.ksym_globals++;
 }

@@ -204,7 +204,8 @@ static UNUSED uint64_t sym_addr(const char *path, const char *want, uint64_t *si
 		GElf_Sym s;
 		const char *name;
 
-		if (gelf_getsym(data, (int)i, &s) && GELF_ST_TYPE(s.st_info) == STT_FUNC &&
+		if (gelf_getsym(data, (int)i, &s) && (GELF_ST_TYPE(s.st_info) == STT_FUNC ||
+						      GELF_ST_TYPE(s.st_info) == STT_OBJECT) &&
 		    (name = elf_strptr(elf, sh.sh_link, s.st_name)) && !strcmp(name, want)) {
 			addr = s.st_value;
 			*size = s.st_size;

@@ -150,6 +150,57 @@ static void test_kcore_without_btf_says_why(void **state)
 	hm_resolver_close(r);
 }
 
+/* The store of global_first (items[2].weight = 0.5, rip-relative; its load of 0.5 reads
+ * .rodata) as a kernel sample,
+ * resolved with kallsyms ksyms. */
+static struct hm_access global_first_sample(const char *ksyms)
+{
+	uint64_t size = 0, at = sym_addr(P.prog, "global_first", &size);
+	const uint8_t *code = P.text + KPAD + (at - P.text_addr);
+	const uint64_t base = KTEXT + KPAD - P.text_addr;
+	struct hm_resolver *r = open_resolver(P.rawbtf, ksyms, KTEXT);
+	struct hm_insn in;
+	struct hm_access a;
+	size_t off = 0;
+
+	for (; off < size && hm_decode_insn(P.dec, code + off, size - off, base + at + off,
+					    &in) == 0; off += in.len)
+		if (in.nr_mem && in.mem[0].base == HM_REG_RIP && in.mem[0].access == HM_ACC_STORE)
+			break;
+	assert_true(off < size);
+	sample(r, AFTER(in), HM_REG_DI, 0, 0, &a);
+	hm_resolver_close(r);
+	return a;
+}
+
+/* Without a vmlinux, kallsyms' data symbols name the kernel's globals (tk_core in the
+ * lab's guest), untyped: name + offset, each symbol ending at the next. */
+static void test_kernel_global_named_by_kallsyms_symbol(void **state)
+{
+	char path[600];
+	uint64_t sz, items = sym_addr(P.prog, "items", &sz), table = sym_addr(P.prog, "table", &sz);
+	const uint64_t base = KTEXT + KPAD - P.text_addr;
+	struct hm_access a = global_first_sample(P.ksyms);
+	FILE *f;
+
+	(void)state;
+	assert_int_not_equal(a.method, HM_M_GLOBAL);	/* no data symbols: not named */
+	snprintf(path, sizeof(path), "%s/kallsyms.data", P.dir);
+	assert_int_equal(run("cp %s %s", P.ksyms, path), 0);
+	assert_non_null(f = fopen(path, "a"));
+	assert_true(items && table);
+	fprintf(f, "%016llx D items\n%016llx d table\n", (unsigned long long)(items + base),
+		(unsigned long long)(table + base));
+	fclose(f);
+	a = global_first_sample(path);
+	assert_int_equal(a.method, HM_M_GLOBAL);
+	assert_string_equal(a.object, "items");
+	assert_non_null(a.field);
+	assert_int_equal(strncmp(a.field, "items", 5), 0);
+	assert_int_equal(a.s.addr, items + base + 2 * 32 + 16);	/* items[2].weight */
+	assert_int_equal(a.obj_base, items + base);
+}
+
 /* One code under two names, BTF knowing only one: the frame takes the name BTF knows.
  * A module's function is not typed through the kernel image's BTF. */
 static void test_kernel_aliases_and_modules(void **state)
@@ -334,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_heap_typed_through_kcore_and_btf),
 		cmocka_unit_test(test_kcore_without_btf_says_why),
 		cmocka_unit_test(test_kernel_aliases_and_modules),
+		cmocka_unit_test(test_kernel_global_named_by_kallsyms_symbol),
 		cmocka_unit_test(test_debian_vmlinux_as_kcore),
 	};
 

@@ -126,7 +126,7 @@ void hm_stats_print(FILE *out, struct hm_resolver *r)
 			fprintf(out, "  %s\n", ds.slab_hint);
 		if (ds.kernel_stack_args)
 			fprintf(out, "  kernel locals without DWARF, typed by the callee parameter "
-				"their address is passed to: %llu\n",
+				"their address is passed to or the pointer spilled there: %llu\n",
 				(unsigned long long)ds.kernel_stack_args);
 		if (ds.kernel_hint)
 			fprintf(out, "  %s\n", ds.kernel_hint);

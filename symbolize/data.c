@@ -30,6 +30,7 @@ int hm_data_open(struct hm_data **out, struct hm_err *err)
 	hm_map64_init(&d->splits);
 	hm_map64_init(&d->slab_types);
 	hm_map64_init(&d->kstack);
+	hm_map64_init(&d->kptr);
 	hm_map64_init(&d->unres_idx);
 	*out = d;
 	return 0;
@@ -64,6 +65,7 @@ void hm_data_close(struct hm_data *d)
 	hm_map64_free(&d->splits);
 	hm_map64_free(&d->slab_types);
 	hm_map64_free(&d->kstack);
+	hm_map64_free(&d->kptr);
 	hm_map64_free(&d->procs);
 	hm_hash_free(&d->strs);
 	hm_hash_free(&d->mods);

@@ -169,7 +169,8 @@ struct hm_data_stats {
 					 * kernel heap is not named by slab cache */
 	const char *slab_hint;		/* why not, when kcore was there; else NULL */
 	uint64_t kernel_stack_args;	/* kernel stack results without DWARF: a local typed
-					 * by the callee parameter it is passed to */
+					 * by the callee parameter it is passed to, or a
+					 * pointer spilled to the frame */
 	uint64_t kmod_globals;		/* kernel modules' globals named (data_kmod.c) */
 	uint64_t ksym_globals;		/* kernel globals named by kallsyms symbol only */
 };

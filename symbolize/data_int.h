@@ -173,6 +173,7 @@ struct hm_data {
 	size_t nr_kbtf;
 	int kbtf_done;
 	struct hm_map64 kstack;		/* function start + 1 -> its frame (data_kstack.c) */
+	struct hm_map64 kptr;		/* pointee -> a pointer type to it (data_kstack.c) */
 };
 
 /* data.c */

@@ -6,7 +6,11 @@
  * matched to the slots at their depth. An instruction that sets rsp otherwise (and rsp,
  * -16 realigning the frame; lea rsp, [rbp - 0x20] leaving it) starts a new epoch: depths
  * count from there, and a slot matches only samples of its own epoch (the epoch is the
- * depth's upper 32 bits, so that another epoch's slot lies 4 GiB off). */
+ * depth's upper 32 bits, so that another epoch's slot lies 4 GiB off).
+ * A pointer the function spills to its frame (`mov [rsp + 0x10], rbx`, rbx an inode *
+ * by the register walk, symbolize/typeinfer.c) makes that slot a local of the pointer's
+ * type, as DWARF would name it: `struct inode * (stack of __ext4_new_inode)`, from that
+ * store to the next one into the slot. */
 #include "symbolize/data_int.h"
 #include "core/oom.h"
 
@@ -20,6 +24,8 @@ struct ks_slot {
 	int64_t at;			/* entry rsp - this much is the object's first byte
 					 * (with the epoch, as ks_func.depth) */
 	const struct hm_type *type;
+	uint32_t from, to;		/* the instructions [from, to) it is valid at: the
+					 * whole function, or a spill's until the next store */
 };
 
 struct ks_func {
@@ -91,18 +97,103 @@ static int sp_addr(const struct hm_insn *in, int64_t *y)
 	return HM_REG_NONE;
 }
 
-/* The pointee of parameter idx of the function at target (BTF), an aggregate; NULL. */
+/* The pointee of parameter idx of the function at target (BTF): an aggregate, or a
+ * pointer (`void **p`: the caller's `void *object` is passed by address); NULL. */
 static const struct hm_type *param_pointee(struct hm_ti *ti, uint64_t target, int idx)
 {
 	struct hm_ti_frame f = {0};
-	const struct hm_type *ft, *p;
+	const struct hm_type *ft, *p, *r;
 
 	data_code_frame(ti, &f, target);
 	if (!f.func || f.lo != target || !(ft = hm_layout_func_type(ti->lay, f.func)) ||
 	    (uint32_t)idx >= ft->nr_params || !(p = hm_type_strip(ft->params[idx])) ||
-	    p->kind != HM_T_PTR || !p->ref || !hm_type_is_aggregate(hm_type_strip(p->ref)))
+	    p->kind != HM_T_PTR || !p->ref || !(r = hm_type_strip(p->ref)) ||
+	    (!hm_type_is_aggregate(r) && r->kind != HM_T_PTR))
 		return NULL;
 	return p->ref;
+}
+
+/* The pointer type to pointee, one per pointee. */
+static const struct hm_type *ptr_to(struct hm_data *d, const struct hm_type *pointee)
+{
+	struct hm_type *t = hm_map64_get(&d->kptr, (uint64_t)(uintptr_t)pointee);
+
+	if (!t) {
+		t = hm_arena_alloc(&d->arena, sizeof(*t));
+		memset(t, 0, sizeof(*t));
+		t->kind = HM_T_PTR;
+		t->size = 8;
+		t->ref = pointee;
+		t->loaded = 1;
+		hm_map64_put(&d->kptr, (uint64_t)(uintptr_t)pointee, t);
+	}
+	return t;
+}
+
+/* "mov qword ptr [rsp + Y], REG": REG (a 64-bit register), and Y; else HM_REG_NONE. */
+static int sp_spill(const struct hm_insn *in, int64_t *y)
+{
+	const char *src = strrchr(in->text, ' ');
+
+	if (!op_is(in, "mov") || in->nr_mem != 1 || in->mem[0].base != HM_REG_SP ||
+	    in->mem[0].index != HM_REG_NONE || in->mem[0].access != HM_ACC_STORE ||
+	    in->mem[0].size != 8 || in->mem[0].segment != HM_SEG_NONE || !src)
+		return HM_REG_NONE;
+	*y = in->mem[0].disp;
+	for (int r = HM_REG_AX; r <= HM_REG_R15; r++)
+		if (!strcmp(src + 1, hm_decode_reg_name(r)))
+			return r;
+	return HM_REG_NONE;
+}
+
+static void add_slot(struct ks_slot **v, size_t *n, int64_t at, const struct hm_type *t,
+		     size_t from, size_t to)
+{
+	if (!(*v = realloc(*v, (*n + 1) * sizeof(**v))))
+		hm_oom();
+	(*v)[(*n)++] = (struct ks_slot){at, t, (uint32_t)from, (uint32_t)to};
+}
+
+/* A store to the frame other than a push: its first byte as a slot (entry rsp - at) and
+ * its size; 0 if in is none. */
+static uint32_t frame_store(const struct ks_func *k, size_t i, const struct hm_insn *in,
+			    int64_t *at)
+{
+	const struct hm_memop *m = in->nr_mem ? &in->mem[0] : NULL;
+
+	if (!m || m->implicit || m->base != HM_REG_SP || m->index != HM_REG_NONE ||
+	    m->segment != HM_SEG_NONE ||
+	    (m->access != HM_ACC_STORE && m->access != HM_ACC_RMW))
+		return 0;
+	*at = k->depth[i] - m->disp;
+	return m->size ? m->size : 1;
+}
+
+/* The pointers spilled to the frame, each slot typed by the register stored (above)
+ * from the spill to the next store into it, in code order: the compiler reuses a slot
+ * for other values in other parts of the function (ext4_mark_iloc_dirty keeps an inode *
+ * at [rsp + 8], later an int). */
+static void spills(struct hm_data *d, struct hm_ti *ti, struct ks_func *k,
+		   const struct hm_insn *ins, struct ks_slot **tmp)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		struct hm_ti_ptr p;
+		int64_t y, at, at2;
+		int r = sp_spill(&ins[i], &y);
+		size_t j;
+
+		if (r == HM_REG_NONE || hm_ti_reg_pointee(ti, d->dec, ins[i].addr, r, &p) != 0 ||
+		    p.delta || p.approx || !p.pointee)
+			continue;
+		at = k->depth[i] - y;
+		for (j = i + 1; j < k->n; j++) {	/* bytes [entry - at2, + size) */
+			uint32_t size = frame_store(k, j, &ins[j], &at2);
+
+			if (size && at2 > at - 8 && at2 - (int64_t)size < at)
+				break;
+		}
+		add_slot(tmp, &k->nr_slots, at, ptr_to(d, p.pointee), i, j);
+	}
 }
 
 /* Registers holding a stack address (entry rsp - at), followed forward: set by lea or
@@ -130,9 +221,7 @@ static void slots(struct hm_data *d, struct hm_ti *ti, struct ks_func *k,
 				if (!(live & 1u << ARG_REGS[a]) ||
 				    !(t = param_pointee(ti, in->target, a)))
 					continue;
-				if (!(tmp = realloc(tmp, (k->nr_slots + 1) * sizeof(*tmp))))
-					hm_oom();
-				tmp[k->nr_slots++] = (struct ks_slot){at[ARG_REGS[a]], t};
+				add_slot(&tmp, &k->nr_slots, at[ARG_REGS[a]], t, 0, k->n);
 			}
 			live &= ~clobbered;
 		} else if (r != HM_REG_NONE && r <= HM_REG_R15) {
@@ -149,6 +238,7 @@ static void slots(struct hm_data *d, struct hm_ti *ti, struct ks_func *k,
 		if (in->is_ret || (in->is_jump && op_is(in, "jmp")))
 			live = 0;
 	}
+	spills(d, ti, k, ins, &tmp);
 	if (k->nr_slots) {
 		k->slots = hm_arena_alloc(&d->arena, k->nr_slots * sizeof(*tmp));
 		memcpy(k->slots, tmp, k->nr_slots * sizeof(*tmp));
@@ -246,6 +336,8 @@ int data_kstack(struct hm_data *d, const struct data_image *img, uint64_t ip, ui
 	for (size_t i = 0; i < k->nr_slots; i++) {
 		const struct hm_type *t = hm_type_strip(k->slots[i].type);
 
+		if (lo < k->slots[i].from || lo >= k->slots[i].to)
+			continue;
 		/* entry rsp = sp + depth(ip); the slot at entry rsp - at */
 		obj = sp + (uint64_t)k->depth[lo] - (uint64_t)k->slots[i].at;
 		if (addr < obj || addr - obj >= t->size)

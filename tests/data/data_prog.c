@@ -173,6 +173,20 @@ __attribute__((naked, noinline)) long join_shapes(struct item *it, struct item *
 		"ret\n\t");
 }
 
+/* A pointer parameter spilled to the frame across a call and loaded back, as -O2
+ * kernel code keeps one (tests/unit/test_kcore_report.c: without DWARF, the slot is a
+ * `struct item *` local by the register stored there). By hand. Never called. */
+__attribute__((naked, noinline)) long spill_shapes(struct item *it)
+{
+	__asm__("sub $0x18, %rsp\n\t"
+		"mov %rdi, 0x8(%rsp)\n\t"
+		"call heap_one\n\t"
+		"mov 0x8(%rsp), %rax\n\t"	/* the spilled it */
+		"mov 0x8(%rax), %rax\n\t"
+		"add $0x18, %rsp\n\t"
+		"ret\n\t");
+}
+
 int main(int argc, char **argv)
 {
 	struct item *h = calloc(8, sizeof(*h));

@@ -201,6 +201,28 @@ static void test_kernel_global_named_by_kallsyms_symbol(void **state)
 	assert_int_equal(a.obj_base, items + base);
 }
 
+/* A pointer spilled to the frame (symbolize/data_kstack.c): spill_shapes stores its
+ * struct item * parameter at rsp + 8 and loads it back after a call; the load reads a
+ * `struct item *` local. */
+static void test_kernel_spilled_pointer_typed(void **state)
+{
+	const uint64_t base = KTEXT + KPAD - P.text_addr, sp = 0xffffc90000a13d00ull;
+	struct hm_resolver *r = open_resolver(P.rawbtf, P.ksyms, KTEXT);
+	struct hm_insn in = find_access(base, "spill_shapes", HM_REG_SP, 8, HM_ACC_LOAD);
+	struct hm_data_stats ds;
+	struct hm_access a;
+
+	(void)state;
+	sample(r, AFTER(in), HM_REG_SP, sp, 0, &a);
+	assert_int_equal(a.s.addr, sp + 8);
+	assert_int_equal(a.method, HM_M_STACK);
+	assert_string_equal(a.object, "struct item * (stack of spill_shapes)");
+	assert_int_equal(a.obj_base, sp + 8);
+	hm_data_stats(hm_resolver_data(r), 4, &ds);
+	assert_int_equal(ds.kernel_stack_args, 1);
+	hm_resolver_close(r);
+}
+
 /* One code under two names, BTF knowing only one: the frame takes the name BTF knows.
  * A module's function is not typed through the kernel image's BTF. */
 static void test_kernel_aliases_and_modules(void **state)
@@ -306,6 +328,81 @@ static void check_local_typed_by_callee(struct hm_resolver *r, const char *vmlin
 	assert_int_equal(a.field_off, 0x4c);
 }
 
+/* The first load of size bytes from [rsp + 8] in ext4_mark_iloc_dirty, sampled. */
+static struct hm_access iloc_dirty_load(struct hm_resolver *r, const char *vmlinux,
+					const struct seg *s, uint64_t kaslr, uint32_t bytes)
+{
+	const uint64_t sp = 0xffffc90000a13d00ull;
+	uint64_t size = 0, fn = sym_addr(vmlinux, "ext4_mark_iloc_dirty", &size);
+	struct hm_access a = {0};
+
+	for (uint64_t off = 0; fn && off < size;) {
+		struct hm_insn in;
+
+		assert_int_equal(hm_decode_insn(P.dec, s->bytes + (fn - s->vaddr) + off, size - off,
+						fn + kaslr + off, &in), 0);
+		off += in.len;
+		if (in.nr_mem != 1 || in.mem[0].base != HM_REG_SP || in.mem[0].disp != 8 ||
+		    in.mem[0].access != HM_ACC_LOAD || in.mem[0].size != bytes)
+			continue;
+		sample(r, AFTER(in), HM_REG_SP, sp, 0, &a);
+		break;
+	}
+	if (!a.func)
+		fail_msg("no %u-byte load of [rsp + 8] in ext4_mark_iloc_dirty", bytes);
+	assert_int_equal(a.s.addr, sp + 8);
+	return a;
+}
+
+/* ext4_mark_iloc_dirty(handle_t *handle, struct inode *inode, ...) spills inode to
+ * [rsp + 8] before a call and loads it back into r10 after; further on the slot holds an
+ * int (movl $0x0, then a 4-byte load), then inode again (objdump of this vmlinux; its
+ * DWARF names the slot `inode`, a struct inode *, where it holds one). */
+static void check_spilled_pointer(struct hm_resolver *r, const char *vmlinux,
+				  const struct seg *s, uint64_t kaslr)
+{
+	struct hm_access a = iloc_dirty_load(r, vmlinux, s, kaslr, 8);
+
+	assert_int_equal(a.method, HM_M_STACK);
+	assert_string_equal(a.object, "struct inode * (stack of ext4_mark_iloc_dirty)");
+	assert_int_equal(a.obj_base, a.s.addr);
+	a = iloc_dirty_load(r, vmlinux, s, kaslr, 4);	/* the int: not the inode * */
+	assert_true(!a.object || !strstr(a.object, "struct inode *"));
+}
+
+/* __kmem_cache_alloc_node passes &object (its `void *object` at [rsp + 8]) as
+ * memcg_slab_post_alloc_hook's `void **p`, then loads object right after the call: a
+ * `void *` local, as its DWARF says. */
+static void check_local_by_pointer_param(struct hm_resolver *r, const char *vmlinux,
+					 const struct seg *s, uint64_t kaslr)
+{
+	const uint64_t sp = 0xffffc90000a13d00ull;
+	uint64_t size = 0, fn = sym_addr(vmlinux, "__kmem_cache_alloc_node", &size);
+	struct hm_access a = {0};
+	int after_call = 0;
+
+	for (uint64_t off = 0; fn && off < size;) {
+		struct hm_insn in;
+
+		assert_int_equal(hm_decode_insn(P.dec, s->bytes + (fn - s->vaddr) + off, size - off,
+						fn + kaslr + off, &in), 0);
+		off += in.len;
+		if (after_call && in.nr_mem == 1 && in.mem[0].base == HM_REG_SP &&
+		    in.mem[0].disp == 8 && in.mem[0].access == HM_ACC_LOAD) {
+			/* at a call's return address: charged to the instruction there (the
+			 * next one reads the stack too, so AFTER would be charged to it) */
+			sample(r, in.addr, HM_REG_SP, sp, 0, &a);
+			break;
+		}
+		after_call = in.is_call;
+	}
+	if (!a.func)
+		fail_msg("no load of [rsp + 8] after a call in __kmem_cache_alloc_node");
+	assert_int_equal(a.method, HM_M_STACK);
+	assert_string_equal(a.object, "void * (stack of __kmem_cache_alloc_node)");
+	assert_int_equal(a.obj_base, sp + 8);
+}
+
 /* The vmlinux's .text at its link address in a core file, its System.map as kallsyms
  * (the boot of the core), its .BTF raw; a sample recorded at a KASLR offset. */
 static void test_debian_vmlinux_as_kcore(void **state)
@@ -372,6 +469,8 @@ static void test_debian_vmlinux_as_kcore(void **state)
 	assert_string_equal(a.field, "inode.i_sb");
 	assert_int_equal(hm_resolver_stats(r)->kernel_named, 1);
 	check_local_typed_by_callee(r, vmlinux, &s, kaslr);
+	check_spilled_pointer(r, vmlinux, &s, kaslr);
+	check_local_by_pointer_param(r, vmlinux, &s, kaslr);
 	hm_resolver_close(r);
 	free((void *)s.bytes);
 	unlink(text);
@@ -386,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_kcore_without_btf_says_why),
 		cmocka_unit_test(test_kernel_aliases_and_modules),
 		cmocka_unit_test(test_kernel_global_named_by_kallsyms_symbol),
+		cmocka_unit_test(test_kernel_spilled_pointer_typed),
 		cmocka_unit_test(test_debian_vmlinux_as_kcore),
 	};
 

@@ -548,6 +548,8 @@ def main():
     for name in WORKLOADS:
         check_workload(a, name, steps, guest_secs)
     if steps:
+        check_slab.check_total(check)
+    if steps:
         check_other_build(a)
         check_kallsyms(a)
     if steps:

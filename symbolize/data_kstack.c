@@ -97,8 +97,10 @@ static int sp_addr(const struct hm_insn *in, int64_t *y)
 	return HM_REG_NONE;
 }
 
-/* The pointee of parameter idx of the function at target (BTF): an aggregate, or a
- * pointer (`void **p`: the caller's `void *object` is passed by address); NULL. */
+/* The pointee of parameter idx of the function at target (BTF): an aggregate, a pointer
+ * (`void **p`: the caller's `void *object` is passed by address) or a scalar wider than
+ * a byte (`unsigned long *`: a count the callee writes back); NULL for void and char,
+ * which name nothing. */
 static const struct hm_type *param_pointee(struct hm_ti *ti, uint64_t target, int idx)
 {
 	struct hm_ti_frame f = {0};
@@ -108,7 +110,8 @@ static const struct hm_type *param_pointee(struct hm_ti *ti, uint64_t target, in
 	if (!f.func || f.lo != target || !(ft = hm_layout_func_type(ti->lay, f.func)) ||
 	    (uint32_t)idx >= ft->nr_params || !(p = hm_type_strip(ft->params[idx])) ||
 	    p->kind != HM_T_PTR || !p->ref || !(r = hm_type_strip(p->ref)) ||
-	    (!hm_type_is_aggregate(r) && r->kind != HM_T_PTR))
+	    (!hm_type_is_aggregate(r) && r->kind != HM_T_PTR &&
+	     !((r->kind == HM_T_BASE || r->kind == HM_T_ENUM) && r->size > 1)))
 		return NULL;
 	return p->ref;
 }

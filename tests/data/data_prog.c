@@ -173,6 +173,25 @@ __attribute__((naked, noinline)) long join_shapes(struct item *it, struct item *
 		"ret\n\t");
 }
 
+/* Writes a count back through its parameter (local_by_ref's callee). */
+__attribute__((noinline)) void take_count(long *n)
+{
+	*n += 1;
+}
+
+/* A local passed by address to a `long *` parameter, then read: a `long` local without
+ * DWARF (tests/unit/test_kcore_report.c). By hand. Never called. */
+__attribute__((naked, noinline)) long local_by_ref(void)
+{
+	__asm__("sub $0x18, %rsp\n\t"
+		"movq $0, 0x8(%rsp)\n\t"
+		"lea 0x8(%rsp), %rdi\n\t"
+		"call take_count\n\t"
+		"mov 0x8(%rsp), %rax\n\t"	/* the count */
+		"add $0x18, %rsp\n\t"
+		"ret\n\t");
+}
+
 /* A pointer parameter spilled to the frame across a call and loaded back, as -O2
  * kernel code keeps one (tests/unit/test_kcore_report.c: without DWARF, the slot is a
  * `struct item *` local by the register stored there). By hand. Never called. */

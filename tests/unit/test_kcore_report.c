@@ -223,6 +223,24 @@ static void test_kernel_spilled_pointer_typed(void **state)
 	hm_resolver_close(r);
 }
 
+/* A scalar local passed by address (symbolize/data_kstack.c): local_by_ref passes
+ * &count at rsp + 8 as take_count's `long *`, then reads count back. */
+static void test_kernel_scalar_local_by_ref(void **state)
+{
+	const uint64_t base = KTEXT + KPAD - P.text_addr, sp = 0xffffc90000a13d00ull;
+	struct hm_resolver *r = open_resolver(P.rawbtf, P.ksyms, KTEXT);
+	struct hm_insn in = find_access(base, "local_by_ref", HM_REG_SP, 8, HM_ACC_LOAD);
+	struct hm_access a;
+
+	(void)state;
+	sample(r, AFTER(in), HM_REG_SP, sp, 0, &a);
+	assert_int_equal(a.s.addr, sp + 8);
+	assert_int_equal(a.method, HM_M_STACK);
+	assert_string_equal(a.object, "long int (stack of local_by_ref)");
+	assert_int_equal(a.obj_base, sp + 8);
+	hm_resolver_close(r);
+}
+
 /* One code under two names, BTF knowing only one: the frame takes the name BTF knows.
  * A module's function is not typed through the kernel image's BTF. */
 static void test_kernel_aliases_and_modules(void **state)
@@ -486,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_aliases_and_modules),
 		cmocka_unit_test(test_kernel_global_named_by_kallsyms_symbol),
 		cmocka_unit_test(test_kernel_spilled_pointer_typed),
+		cmocka_unit_test(test_kernel_scalar_local_by_ref),
 		cmocka_unit_test(test_debian_vmlinux_as_kcore),
 	};
 

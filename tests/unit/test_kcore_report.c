@@ -201,43 +201,33 @@ static void test_kernel_global_named_by_kallsyms_symbol(void **state)
 	assert_int_equal(a.obj_base, items + base);
 }
 
-/* A pointer spilled to the frame (symbolize/data_kstack.c): spill_shapes stores its
- * struct item * parameter at rsp + 8 and loads it back after a call; the load reads a
- * `struct item *` local. */
-static void test_kernel_spilled_pointer_typed(void **state)
+/* Frame slots without DWARF (symbolize/data_kstack.c), in hand-written functions:
+ * spill_shapes stores its struct item * parameter at rsp + 8 and loads it back after a
+ * call (a `struct item *` local); local_by_ref passes &count at rsp + 8 as take_count's
+ * `long *`, then reads count back (a `long int` local). */
+static void test_kernel_frame_slots_typed(void **state)
 {
+	static const struct {
+		const char *func, *object;
+	} cases[] = {{"spill_shapes", "struct item * (stack of spill_shapes)"},
+		     {"local_by_ref", "long int (stack of local_by_ref)"}};
 	const uint64_t base = KTEXT + KPAD - P.text_addr, sp = 0xffffc90000a13d00ull;
 	struct hm_resolver *r = open_resolver(P.rawbtf, P.ksyms, KTEXT);
-	struct hm_insn in = find_access(base, "spill_shapes", HM_REG_SP, 8, HM_ACC_LOAD);
 	struct hm_data_stats ds;
-	struct hm_access a;
 
 	(void)state;
-	sample(r, AFTER(in), HM_REG_SP, sp, 0, &a);
-	assert_int_equal(a.s.addr, sp + 8);
-	assert_int_equal(a.method, HM_M_STACK);
-	assert_string_equal(a.object, "struct item * (stack of spill_shapes)");
-	assert_int_equal(a.obj_base, sp + 8);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct hm_insn in = find_access(base, cases[i].func, HM_REG_SP, 8, HM_ACC_LOAD);
+		struct hm_access a;
+
+		sample(r, AFTER(in), HM_REG_SP, sp, 0, &a);
+		assert_int_equal(a.s.addr, sp + 8);
+		assert_int_equal(a.method, HM_M_STACK);
+		assert_string_equal(a.object, cases[i].object);
+		assert_int_equal(a.obj_base, sp + 8);
+	}
 	hm_data_stats(hm_resolver_data(r), 4, &ds);
-	assert_int_equal(ds.kernel_stack_args, 1);
-	hm_resolver_close(r);
-}
-
-/* A scalar local passed by address (symbolize/data_kstack.c): local_by_ref passes
- * &count at rsp + 8 as take_count's `long *`, then reads count back. */
-static void test_kernel_scalar_local_by_ref(void **state)
-{
-	const uint64_t base = KTEXT + KPAD - P.text_addr, sp = 0xffffc90000a13d00ull;
-	struct hm_resolver *r = open_resolver(P.rawbtf, P.ksyms, KTEXT);
-	struct hm_insn in = find_access(base, "local_by_ref", HM_REG_SP, 8, HM_ACC_LOAD);
-	struct hm_access a;
-
-	(void)state;
-	sample(r, AFTER(in), HM_REG_SP, sp, 0, &a);
-	assert_int_equal(a.s.addr, sp + 8);
-	assert_int_equal(a.method, HM_M_STACK);
-	assert_string_equal(a.object, "long int (stack of local_by_ref)");
-	assert_int_equal(a.obj_base, sp + 8);
+	assert_int_equal(ds.kernel_stack_args, 2);
 	hm_resolver_close(r);
 }
 
@@ -315,110 +305,79 @@ static int find_vmlinux(char *vmlinux, char *map, size_t size)
 	return -1;
 }
 
-/* A local of the sampled frame without DWARF (symbolize/data_kstack.c): in
- * tomoyo_path_number_perm, `struct tomoyo_request_info r` lives at rsp + 0x10, its address
- * kept in r12 and passed in rdi to tomoyo_init_request_info; `cmp byte ptr [rsp + 0x5c]`
- * reads r's byte 0x4c (pahole on this vmlinux). */
-static void check_local_typed_by_callee(struct hm_resolver *r, const char *vmlinux,
-					const struct seg *s, uint64_t kaslr)
+/* Decodes the instruction at *off of the vmlinux function fn (size bytes, in core
+ * segment s, run at fn + kaslr) into in and steps *off past it; 0 at the end. */
+static int fn_insn(const struct seg *s, uint64_t fn, uint64_t size, uint64_t kaslr,
+		   uint64_t *off, struct hm_insn *in)
 {
-	const uint64_t sp = 0xffffc90000a13d00ull;
-	uint64_t size = 0, fn = sym_addr(vmlinux, "tomoyo_path_number_perm", &size);
-	struct hm_access a = {0};
-
-	for (uint64_t off = 0; fn && off < size;) {
-		struct hm_insn in;
-
-		assert_int_equal(hm_decode_insn(P.dec, s->bytes + (fn - s->vaddr) + off, size - off,
-						fn + kaslr + off, &in), 0);
-		off += in.len;
-		if (in.nr_mem != 1 || in.mem[0].base != HM_REG_SP || in.mem[0].disp != 0x5c)
-			continue;
-		sample(r, AFTER(in), HM_REG_SP, sp, 0, &a);
-		break;
-	}
-	if (!a.func)
-		fail_msg("no cmp [rsp + 0x5c] in tomoyo_path_number_perm");
-	assert_int_equal(a.s.addr, sp + 0x5c);
-	assert_int_equal(a.method, HM_M_STACK);
-	assert_string_equal(a.object, "struct tomoyo_request_info (stack of tomoyo_path_number_perm)");
-	assert_int_equal(a.obj_base, sp + 0x10);
-	assert_int_equal(a.field_off, 0x4c);
+	if (!fn || *off >= size)
+		return 0;
+	assert_int_equal(hm_decode_insn(P.dec, s->bytes + (fn - s->vaddr) + *off, size - *off,
+					fn + kaslr + *off, in), 0);
+	*off += in->len;
+	return 1;
 }
 
-/* The first load of size bytes from [rsp + 8] in ext4_mark_iloc_dirty, sampled. */
-static struct hm_access iloc_dirty_load(struct hm_resolver *r, const char *vmlinux,
-					const struct seg *s, uint64_t kaslr, uint32_t bytes)
+#define KSP 0xffffc90000a13d00ull	/* rsp of the kernel samples below */
+
+/* Samples the first instruction of the vmlinux function func that accesses [rsp + disp]
+ * (acc: the access, 0 any; bytes: its size, 0 any; after_call: only right after a
+ * call, sampled at its own address, which is a call's return address and charged to
+ * it; else at the next instruction, as a timer sample lands), with rsp = KSP. */
+static struct hm_access rsp_access(struct hm_resolver *r, const char *vmlinux,
+				   const struct seg *s, uint64_t kaslr, const char *func,
+				   int64_t disp, int acc, uint32_t bytes, int after_call)
 {
-	const uint64_t sp = 0xffffc90000a13d00ull;
-	uint64_t size = 0, fn = sym_addr(vmlinux, "ext4_mark_iloc_dirty", &size);
+	uint64_t size = 0, fn = sym_addr(vmlinux, func, &size);
 	struct hm_access a = {0};
+	struct hm_insn in;
+	int prev_call = 0;
 
-	for (uint64_t off = 0; fn && off < size;) {
-		struct hm_insn in;
-
-		assert_int_equal(hm_decode_insn(P.dec, s->bytes + (fn - s->vaddr) + off, size - off,
-						fn + kaslr + off, &in), 0);
-		off += in.len;
-		if (in.nr_mem != 1 || in.mem[0].base != HM_REG_SP || in.mem[0].disp != 8 ||
-		    in.mem[0].access != HM_ACC_LOAD || in.mem[0].size != bytes)
+	for (uint64_t off = 0; fn_insn(s, fn, size, kaslr, &off, &in); prev_call = in.is_call) {
+		if (in.nr_mem != 1 || in.mem[0].base != HM_REG_SP || in.mem[0].disp != disp ||
+		    (acc && (int)in.mem[0].access != acc) || (bytes && in.mem[0].size != bytes) ||
+		    (after_call && !prev_call))
 			continue;
-		sample(r, AFTER(in), HM_REG_SP, sp, 0, &a);
+		sample(r, after_call ? in.addr : AFTER(in), HM_REG_SP, KSP, 0, &a);
 		break;
 	}
 	if (!a.func)
-		fail_msg("no %u-byte load of [rsp + 8] in ext4_mark_iloc_dirty", bytes);
-	assert_int_equal(a.s.addr, sp + 8);
+		fail_msg("%s: no access to [rsp + %lld] of %u bytes%s", func, (long long)disp,
+			 bytes, after_call ? " after a call" : "");
+	assert_int_equal(a.s.addr, KSP + (uint64_t)disp);
 	return a;
 }
 
-/* ext4_mark_iloc_dirty(handle_t *handle, struct inode *inode, ...) spills inode to
- * [rsp + 8] before a call and loads it back into r10 after; further on the slot holds an
- * int (movl $0x0, then a 4-byte load), then inode again (objdump of this vmlinux; its
- * DWARF names the slot `inode`, a struct inode *, where it holds one). */
-static void check_spilled_pointer(struct hm_resolver *r, const char *vmlinux,
-				  const struct seg *s, uint64_t kaslr)
+/* Locals of the sampled frame without DWARF (symbolize/data_kstack.c), against facts of
+ * this vmlinux (objdump, pahole, its DWARF):
+ * - tomoyo_path_number_perm: `struct tomoyo_request_info r` lives at rsp + 0x10, its
+ *   address passed in rdi to tomoyo_init_request_info; `cmp byte ptr [rsp + 0x5c]` reads
+ *   r's byte 0x4c.
+ * - ext4_mark_iloc_dirty(handle_t *handle, struct inode *inode, ...) spills inode to
+ *   [rsp + 8] before a call and loads it back after; further on the slot holds an int
+ *   (movl $0x0, then a 4-byte load), then inode again.
+ * - __kmem_cache_alloc_node passes &object (its `void *object` at [rsp + 8]) as
+ *   memcg_slab_post_alloc_hook's `void **p`, then loads object right after the call. */
+static void check_frame_locals(struct hm_resolver *r, const char *vmlinux, const struct seg *s,
+			       uint64_t kaslr)
 {
-	struct hm_access a = iloc_dirty_load(r, vmlinux, s, kaslr, 8);
+	struct hm_access a = rsp_access(r, vmlinux, s, kaslr, "tomoyo_path_number_perm", 0x5c,
+					0, 0, 0);
 
+	assert_int_equal(a.method, HM_M_STACK);
+	assert_string_equal(a.object, "struct tomoyo_request_info (stack of tomoyo_path_number_perm)");
+	assert_int_equal(a.obj_base, KSP + 0x10);
+	assert_int_equal(a.field_off, 0x4c);
+	a = rsp_access(r, vmlinux, s, kaslr, "ext4_mark_iloc_dirty", 8, HM_ACC_LOAD, 8, 0);
 	assert_int_equal(a.method, HM_M_STACK);
 	assert_string_equal(a.object, "struct inode * (stack of ext4_mark_iloc_dirty)");
-	assert_int_equal(a.obj_base, a.s.addr);
-	a = iloc_dirty_load(r, vmlinux, s, kaslr, 4);	/* the int: not the inode * */
-	assert_true(!a.object || !strstr(a.object, "struct inode *"));
-}
-
-/* __kmem_cache_alloc_node passes &object (its `void *object` at [rsp + 8]) as
- * memcg_slab_post_alloc_hook's `void **p`, then loads object right after the call: a
- * `void *` local, as its DWARF says. */
-static void check_local_by_pointer_param(struct hm_resolver *r, const char *vmlinux,
-					 const struct seg *s, uint64_t kaslr)
-{
-	const uint64_t sp = 0xffffc90000a13d00ull;
-	uint64_t size = 0, fn = sym_addr(vmlinux, "__kmem_cache_alloc_node", &size);
-	struct hm_access a = {0};
-	int after_call = 0;
-
-	for (uint64_t off = 0; fn && off < size;) {
-		struct hm_insn in;
-
-		assert_int_equal(hm_decode_insn(P.dec, s->bytes + (fn - s->vaddr) + off, size - off,
-						fn + kaslr + off, &in), 0);
-		off += in.len;
-		if (after_call && in.nr_mem == 1 && in.mem[0].base == HM_REG_SP &&
-		    in.mem[0].disp == 8 && in.mem[0].access == HM_ACC_LOAD) {
-			/* at a call's return address: charged to the instruction there (the
-			 * next one reads the stack too, so AFTER would be charged to it) */
-			sample(r, in.addr, HM_REG_SP, sp, 0, &a);
-			break;
-		}
-		after_call = in.is_call;
-	}
-	if (!a.func)
-		fail_msg("no load of [rsp + 8] after a call in __kmem_cache_alloc_node");
+	assert_int_equal(a.obj_base, KSP + 8);
+	a = rsp_access(r, vmlinux, s, kaslr, "ext4_mark_iloc_dirty", 8, HM_ACC_LOAD, 4, 0);
+	assert_true(!a.object || !strstr(a.object, "struct inode *"));	/* the int */
+	a = rsp_access(r, vmlinux, s, kaslr, "__kmem_cache_alloc_node", 8, HM_ACC_LOAD, 0, 1);
 	assert_int_equal(a.method, HM_M_STACK);
 	assert_string_equal(a.object, "void * (stack of __kmem_cache_alloc_node)");
-	assert_int_equal(a.obj_base, sp + 8);
+	assert_int_equal(a.obj_base, KSP + 8);
 }
 
 /* The vmlinux's .text at its link address in a core file, its System.map as kallsyms
@@ -486,9 +445,7 @@ static void test_debian_vmlinux_as_kcore(void **state)
 	assert_string_equal(a.object, "struct inode");
 	assert_string_equal(a.field, "inode.i_sb");
 	assert_int_equal(hm_resolver_stats(r)->kernel_named, 1);
-	check_local_typed_by_callee(r, vmlinux, &s, kaslr);
-	check_spilled_pointer(r, vmlinux, &s, kaslr);
-	check_local_by_pointer_param(r, vmlinux, &s, kaslr);
+	check_frame_locals(r, vmlinux, &s, kaslr);
 	hm_resolver_close(r);
 	free((void *)s.bytes);
 	unlink(text);
@@ -503,8 +460,7 @@ int main(void)
 		cmocka_unit_test(test_kcore_without_btf_says_why),
 		cmocka_unit_test(test_kernel_aliases_and_modules),
 		cmocka_unit_test(test_kernel_global_named_by_kallsyms_symbol),
-		cmocka_unit_test(test_kernel_spilled_pointer_typed),
-		cmocka_unit_test(test_kernel_scalar_local_by_ref),
+		cmocka_unit_test(test_kernel_frame_slots_typed),
 		cmocka_unit_test(test_debian_vmlinux_as_kcore),
 	};
 

@@ -151,14 +151,12 @@ static void test_kcore_without_btf_says_why(void **state)
 }
 
 /* The store of global_first (items[2].weight = 0.5, rip-relative; its load of 0.5 reads
- * .rodata) as a kernel sample,
- * resolved with kallsyms ksyms. */
-static struct hm_access global_first_sample(const char *ksyms)
+ * .rodata) as a kernel sample, resolved by r (which owns the access's strings). */
+static struct hm_access global_first_sample(struct hm_resolver *r)
 {
 	uint64_t size = 0, at = sym_addr(P.prog, "global_first", &size);
 	const uint8_t *code = P.text + KPAD + (at - P.text_addr);
 	const uint64_t base = KTEXT + KPAD - P.text_addr;
-	struct hm_resolver *r = open_resolver(P.rawbtf, ksyms, KTEXT);
 	struct hm_insn in;
 	struct hm_access a;
 	size_t off = 0;
@@ -169,7 +167,6 @@ static struct hm_access global_first_sample(const char *ksyms)
 			break;
 	assert_true(off < size);
 	sample(r, AFTER(in), HM_REG_DI, 0, 0, &a);
-	hm_resolver_close(r);
 	return a;
 }
 
@@ -180,11 +177,13 @@ static void test_kernel_global_named_by_kallsyms_symbol(void **state)
 	char path[600];
 	uint64_t sz, items = sym_addr(P.prog, "items", &sz), table = sym_addr(P.prog, "table", &sz);
 	const uint64_t base = KTEXT + KPAD - P.text_addr;
-	struct hm_access a = global_first_sample(P.ksyms);
+	struct hm_resolver *r = open_resolver(P.rawbtf, P.ksyms, KTEXT);
+	struct hm_access a = global_first_sample(r);
 	FILE *f;
 
 	(void)state;
 	assert_int_not_equal(a.method, HM_M_GLOBAL);	/* no data symbols: not named */
+	hm_resolver_close(r);
 	snprintf(path, sizeof(path), "%s/kallsyms.data", P.dir);
 	assert_int_equal(run("cp %s %s", P.ksyms, path), 0);
 	assert_non_null(f = fopen(path, "a"));
@@ -192,13 +191,15 @@ static void test_kernel_global_named_by_kallsyms_symbol(void **state)
 	fprintf(f, "%016llx D items\n%016llx d table\n", (unsigned long long)(items + base),
 		(unsigned long long)(table + base));
 	fclose(f);
-	a = global_first_sample(path);
+	r = open_resolver(P.rawbtf, path, KTEXT);
+	a = global_first_sample(r);
 	assert_int_equal(a.method, HM_M_GLOBAL);
 	assert_string_equal(a.object, "items");
 	assert_non_null(a.field);
 	assert_int_equal(strncmp(a.field, "items", 5), 0);
 	assert_int_equal(a.s.addr, items + base + 2 * 32 + 16);	/* items[2].weight */
 	assert_int_equal(a.obj_base, items + base);
+	hm_resolver_close(r);
 }
 
 /* Frame slots without DWARF (symbolize/data_kstack.c), in hand-written functions:

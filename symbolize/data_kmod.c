@@ -76,6 +76,18 @@ int data_kmod_global(struct hm_data *d, uint64_t addr, struct hm_data_obj *out)
 	return kmod_var(d, path, sec, off, addr, out);
 }
 
+/* The module label of a global named by a kallsyms symbol of module (NULL: the kernel's
+ * own), counted for --stats. */
+static const char *symbol_module(struct hm_data *d, const char *module)
+{
+	if (!module) {
+		d->st.ksym_globals++;
+		return "[kernel.kallsyms]";
+	}
+	d->st.kmod_globals++;
+	return data_intern(d, bracket(d, module));
+}
+
 /* A global known by its kallsyms symbol only (no type): name + offset. module NULL: the
  * kernel's own (the guest names tk_core so without a vmlinux). */
 static void by_symbol(struct hm_data *d, const char *name, const char *module, uint64_t offset,
@@ -86,11 +98,7 @@ static void by_symbol(struct hm_data *d, const char *name, const char *module, u
 	out->object = out->prefix = data_intern(d, name);
 	out->offset = offset;
 	out->field = data_field(d, out->object, NULL, out->offset);
-	out->module = module ? data_intern(d, bracket(d, module)) : "[kernel.kallsyms]";
-	if (module)
-		d->st.kmod_globals++;
-	else
-		d->st.ksym_globals++;
+	out->module = symbol_module(d, module);
 }
 
 /* Per-CPU: the module's .data..percpu was placed at a per-CPU offset (x86-64: %gs:off
@@ -139,9 +147,5 @@ void data_kmod_relabel(struct hm_data *d, uint64_t addr, struct hm_data_obj *out
 	out->method = HM_M_GLOBAL;
 	out->object = out->prefix = data_intern(d, name);
 	out->field = data_field(d, out->object, out->type, out->offset);
-	out->module = module ? data_intern(d, bracket(d, module)) : "[kernel.kallsyms]";
-	if (module)
-		d->st.kmod_globals++;
-	else
-		d->st.ksym_globals++;
+	out->module = symbol_module(d, module);
 }

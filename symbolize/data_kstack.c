@@ -69,6 +69,15 @@ static int32_t sp_step(const struct hm_insn *in, int *lost)
 	return 0;
 }
 
+/* The general register named s ("rbx"), or HM_REG_NONE. */
+static int reg_by_name(const char *s)
+{
+	for (int r = HM_REG_AX; r <= HM_REG_R15; r++)
+		if (!strcmp(s, hm_decode_reg_name(r)))
+			return r;
+	return HM_REG_NONE;
+}
+
 /* "lea REG, [rsp + Y]" or "mov REG, rsp": REG, and Y; else HM_REG_NONE. */
 static int sp_addr(const struct hm_insn *in, int64_t *y)
 {
@@ -91,10 +100,7 @@ static int sp_addr(const struct hm_insn *in, int64_t *y)
 			return HM_REG_NONE;
 	}
 	*y = sign == '-' ? -v : v;
-	for (int r = HM_REG_AX; r <= HM_REG_R15; r++)
-		if (!strcmp(reg, hm_decode_reg_name(r)))
-			return r;
-	return HM_REG_NONE;
+	return reg_by_name(reg);
 }
 
 /* The pointee of parameter idx of the function at target (BTF): an aggregate, a pointer
@@ -133,30 +139,6 @@ static const struct hm_type *ptr_to(struct hm_data *d, const struct hm_type *poi
 	return t;
 }
 
-/* "mov qword ptr [rsp + Y], REG": REG (a 64-bit register), and Y; else HM_REG_NONE. */
-static int sp_spill(const struct hm_insn *in, int64_t *y)
-{
-	const char *src = strrchr(in->text, ' ');
-
-	if (!op_is(in, "mov") || in->nr_mem != 1 || in->mem[0].base != HM_REG_SP ||
-	    in->mem[0].index != HM_REG_NONE || in->mem[0].access != HM_ACC_STORE ||
-	    in->mem[0].size != 8 || in->mem[0].segment != HM_SEG_NONE || !src)
-		return HM_REG_NONE;
-	*y = in->mem[0].disp;
-	for (int r = HM_REG_AX; r <= HM_REG_R15; r++)
-		if (!strcmp(src + 1, hm_decode_reg_name(r)))
-			return r;
-	return HM_REG_NONE;
-}
-
-static void add_slot(struct ks_slot **v, size_t *n, int64_t at, const struct hm_type *t,
-		     size_t from, size_t to)
-{
-	if (!(*v = realloc(*v, (*n + 1) * sizeof(**v))))
-		hm_oom();
-	(*v)[(*n)++] = (struct ks_slot){at, t, (uint32_t)from, (uint32_t)to};
-}
-
 /* A store to the frame other than a push: its first byte as a slot (entry rsp - at) and
  * its size; 0 if in is none. */
 static uint32_t frame_store(const struct ks_func *k, size_t i, const struct hm_insn *in,
@@ -172,6 +154,26 @@ static uint32_t frame_store(const struct ks_func *k, size_t i, const struct hm_i
 	return m->size ? m->size : 1;
 }
 
+/* "mov qword ptr [rsp + Y], REG" at ins[i]: REG (a 64-bit register), and the slot as
+ * frame_store gives it; else HM_REG_NONE. */
+static int sp_spill(const struct ks_func *k, size_t i, const struct hm_insn *in, int64_t *at)
+{
+	const char *src = strrchr(in->text, ' ');
+
+	if (!op_is(in, "mov") || frame_store(k, i, in, at) != 8 ||
+	    in->mem[0].access != HM_ACC_STORE || !src)
+		return HM_REG_NONE;
+	return reg_by_name(src + 1);
+}
+
+static void add_slot(struct ks_slot **v, size_t *n, int64_t at, const struct hm_type *t,
+		     size_t from, size_t to)
+{
+	if (!(*v = realloc(*v, (*n + 1) * sizeof(**v))))
+		hm_oom();
+	(*v)[(*n)++] = (struct ks_slot){at, t, (uint32_t)from, (uint32_t)to};
+}
+
 /* The pointers spilled to the frame, each slot typed by the register stored (above)
  * from the spill to the next store into it, in code order: the compiler reuses a slot
  * for other values in other parts of the function (ext4_mark_iloc_dirty keeps an inode *
@@ -181,14 +183,13 @@ static void spills(struct hm_data *d, struct hm_ti *ti, struct ks_func *k,
 {
 	for (size_t i = 0; i < k->n; i++) {
 		struct hm_ti_ptr p;
-		int64_t y, at, at2;
-		int r = sp_spill(&ins[i], &y);
+		int64_t at, at2;
+		int r = sp_spill(k, i, &ins[i], &at);
 		size_t j;
 
 		if (r == HM_REG_NONE || hm_ti_reg_pointee(ti, d->dec, ins[i].addr, r, &p) != 0 ||
 		    p.delta || p.approx || !p.pointee)
 			continue;
-		at = k->depth[i] - y;
 		for (j = i + 1; j < k->n; j++) {	/* bytes [entry - at2, + size) */
 			uint32_t size = frame_store(k, j, &ins[j], &at2);
 

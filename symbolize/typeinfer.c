@@ -100,15 +100,18 @@ static int merge_ok(const struct hm_ti *ti, const struct ti_code *c, size_t i, i
 	int target = 0;
 
 	for (size_t j = 0; j < c->n; j++) {
+		int stored;
+
 		if (!c->ins[j].jump || c->ins[j].target != c->ins[i].addr)
 			continue;
+		stored = ti_stored_static(c, i, j, reg);
 		if (j < i ? c->ins[j].uncond || writes_between(c, j + 1, i - 1, reg)
-			  : writes_between(c, i, j, reg) || ti_stored_static(c, i, j, reg))
+			  : writes_between(c, i, j, reg) || stored)
 			target = 1;
 		if (j < i && w && w->nr_alts < TI_MAX_ALTS)
 			w->alts[w->nr_alts++] = (struct alt){c->ins[j].addr, c->ins[i].addr, reg,
 							     w->delta, w->nr_pending};
-		if (ti_stored_static(c, i, j, reg))
+		if (stored)
 			continue;
 		for (size_t k = i; j >= i && k <= j; k++) {
 			const struct ti_insn *t = &c->ins[k];

@@ -372,9 +372,11 @@ static int ctx_alloc(struct ctx *c, size_t n)
 
 int hm_lines_build_batch(struct hm_arena *a, const struct hm_access *acc, size_t n,
 			 uint32_t line_size, uint64_t window_ns, int all_sites,
-			 struct hm_lines *out, struct hm_err *err)
+			 const struct hm_lines_acc *from, struct hm_lines *out,
+			 struct hm_err *err)
 {
-	struct ctx c = { .a = a, .acc = acc, .line_size = line_size, .all_sites = all_sites };
+	struct ctx c = { .a = a, .acc = acc, .line_size = line_size, .all_sites = all_sites,
+			 .from = from };
 	uint32_t *line_of;
 	size_t nl;
 
@@ -412,7 +414,7 @@ int hm_lines_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		   uint32_t line_size, uint64_t window_ns, struct hm_lines *out,
 		   struct hm_err *err)
 {
-	if (hm_lines_build_batch(a, acc, n, line_size, window_ns, 0, out, err))
+	if (hm_lines_build_batch(a, acc, n, line_size, window_ns, 0, NULL, out, err))
 		return -1;
 	hm_lines_set_source(out, hm_lines_majority(out));
 	hm_sharing_classify(a, out);

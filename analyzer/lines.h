@@ -132,6 +132,36 @@ struct hm_lat {
 	uint64_t n, sum;		/* PMU loads served at a level, their latency sum */
 };
 
+/* What a line's interleavings carry from one batch to the next, so that a streamed report
+ * counts the conflicts and transfers across a batch's edge as inside one (the answer does
+ * not depend on --batch, nor on how the stream is cut for the second thread): the last
+ * timer sample, and who holds the line by the watch samples (sharing.c). */
+struct hm_own {
+	int has_w;
+	uint32_t w, w_row;		/* the writer and the row it last wrote */
+	uint32_t ns;			/* distinct sharers seen since the last write */
+	uint32_t s[2], s_row[2];
+};
+
+struct hm_icarry {
+	struct hm_own own;
+	uint64_t prev_time;
+	uint32_t prev_tid, prev_row;
+	uint8_t has_prev, prev_writes;
+};
+
+/* In a batch line's carry, a row of the merged line that came in with the state before
+ * the batch (not one of the batch's rows). */
+#define HM_ROW_CARRIED 0x80000000u
+
+/* A batch line's conflict or transfer with a carried row: from is the merged line's row,
+ * to the batch's; conflict: a timer conflict, which credits from's row too when the rows
+ * differ. */
+struct hm_iedge {
+	uint32_t from, to;
+	uint8_t conflict;
+};
+
 struct hm_line {
 	uint64_t addr;			/* first byte of the line */
 	uint32_t pid;			/* address space; HM_LINES_KERNEL_PID for kernel */
@@ -152,6 +182,10 @@ struct hm_line {
 	uint32_t nr_fields;
 	struct hm_rowpair *inter;	/* by a, then b */
 	uint32_t nr_inter;
+	/* streamed builds only (lines_merge.c): the state after the line's last access */
+	struct hm_icarry *carry;
+	struct hm_iedge *edges;		/* a batch line's events with carried rows */
+	uint32_t nr_edges;
 	/* sharing.c */
 	enum hm_verdict verdict;
 	struct hm_pair *pairs;		/* heaviest first */
@@ -256,10 +290,12 @@ struct hm_lrec {
 /* sharing.c: timer conflicts and watch transfers of one line (docs/report.md): r[] holds
  * its m accesses in time order, rows[] their rows in ln->fields; fills conflicts and
  * transfers of the line and its rows, and ln->inter. scratch holds m entries. Called by
- * hm_lines_build. */
+ * hm_lines_build. A streamed build goes on from in, the line's state at the end of the
+ * batches before (NULL: none), and with carry sets ln->carry and ln->edges for the
+ * merge. */
 void hm_sharing_interleave(struct hm_arena *a, struct hm_line *ln, const struct hm_lrec *r,
 			   const uint32_t *rows, size_t m, uint64_t window_ns,
-			   struct hm_rowpair *scratch);
+			   struct hm_rowpair *scratch, const struct hm_icarry *in, int carry);
 /* sharing.c: a rotated watch recording's lines say what share of the run their top pair
  * was watched (resolve/watched.h). */
 struct hm_watched;

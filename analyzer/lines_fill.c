@@ -324,7 +324,9 @@ void hm_lines_fill(struct ctx *c, struct hm_line *ln, const struct hm_lrec *r, s
 	line_rows(c, ln, r, m);
 	line_count(c, ln, r, m);
 	line_extract(c, ln);
-	hm_sharing_interleave(c->a, ln, r, c->fidx, m, c->window_ns, c->ev);
+	hm_sharing_interleave(c->a, ln, r, c->fidx, m, c->window_ns, c->ev,
+			      c->from ? hm_lines_acc_carry(c->from, ln->pid, ln->addr) : NULL,
+			      c->from != NULL);
 	ln->object = hm_lines_object(c->a, ln);
 }
 

@@ -33,6 +33,9 @@ struct ctx {
 	uint32_t *remap;		/* row number in first-seen order -> by offset */
 	struct hm_rowpair *ev;		/* scratch for hm_sharing_interleave */
 	int all_sites;			/* keep every site of a row, not the top few */
+	const struct hm_lines_acc *from;	/* streamed: the merge, whose lines' state
+						 * before this batch the interleavings go
+						 * on from; NULL: not streamed */
 	struct cent *ents;		/* scratch: table entries of one line */
 	size_t cap_ents;
 	struct hm_site *sites;		/* scratch: every site of one row */
@@ -56,7 +59,8 @@ const char *hm_lines_object(struct hm_arena *a, const struct hm_line *ln);
  * which asks for every code site of a row (all_sites), not the top few. */
 int hm_lines_build_batch(struct hm_arena *a, const struct hm_access *acc, size_t n,
 			 uint32_t line_size, uint64_t window_ns, int all_sites,
-			 struct hm_lines *out, struct hm_err *err);
+			 const struct hm_lines_acc *from, struct hm_lines *out,
+			 struct hm_err *err);
 /* The source with the most accesses (ties: pmu, watch, timer). */
 enum hm_source hm_lines_majority(const struct hm_lines *l);
 /* A line's or row's contention under source src: HITM loads, transfers or conflicts. */
@@ -87,6 +91,10 @@ struct hm_lines_acc {
 	size_t cap_gone, nr_gone;
 };
 
+/* The merged line's interleaving state after the batches so far, or NULL (no such line,
+ * or it was dropped). */
+const struct hm_icarry *hm_lines_acc_carry(const struct hm_lines_acc *m, uint32_t pid,
+					   uint64_t addr);
 /* The smallest power of two >= n (1 for 0): the capacity of an array that grows. */
 size_t hm_lines_pow2cap(size_t n);
 uint64_t hm_lines_mix(uint64_t pid, uint64_t addr);

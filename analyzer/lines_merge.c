@@ -129,6 +129,20 @@ static struct hm_line *line_get(struct hm_lines_acc *m, uint32_t pid, uint64_t a
 	return &m->l.lines[m->l.nr - 1];
 }
 
+const struct hm_icarry *hm_lines_acc_carry(const struct hm_lines_acc *m, uint32_t pid,
+					   uint64_t addr)
+{
+	size_t j;
+
+	if (!m->cap_slots)
+		return NULL;
+	for (j = hm_lines_mix(pid, addr) & (m->cap_slots - 1); m->slots[j].id1;
+	     j = (j + 1) & (m->cap_slots - 1))
+		if (m->slots[j].addr == addr && m->slots[j].pid == pid)
+			return m->l.lines[m->slots[j].id1 - 1].carry;
+	return NULL;
+}
+
 static void add_counts(struct hm_arena *a, struct hm_count **dst, uint32_t *nd,
 		       const struct hm_count *src, uint32_t ns)
 {
@@ -248,6 +262,38 @@ static void add_inter(struct hm_arena *a, struct hm_line *d, uint32_t x, uint32_
 	d->inter[j].n += n;
 }
 
+/* A row of the batch's carry in the merged line's numbering. */
+static uint32_t merged_row(const struct hm_lines_acc *m, uint32_t row)
+{
+	return row & HM_ROW_CARRIED ? row & ~HM_ROW_CARRIED : m->map[row];
+}
+
+/* The batch's events with rows carried in (sharing.c), then the line's state after the
+ * batch, kept for the next one: as if the batches were one. */
+static void carry_on(struct hm_lines_acc *m, struct hm_line *d, const struct hm_line *ln)
+{
+	struct hm_icarry c;
+
+	for (uint32_t k = 0; k < ln->nr_edges; k++) {
+		const struct hm_iedge *e = &ln->edges[k];
+		uint32_t to = m->map[e->to];
+
+		if (e->conflict && e->from != to)
+			d->fields[e->from].conflicts++;
+		add_inter(&m->own, d, e->from, to, 1);
+	}
+	if (!ln->carry)
+		return;
+	c = *ln->carry;
+	c.prev_row = merged_row(m, c.prev_row);
+	c.own.w_row = merged_row(m, c.own.w_row);
+	for (uint32_t i = 0; i < c.own.ns && i < 2; i++)
+		c.own.s_row[i] = merged_row(m, c.own.s_row[i]);
+	if (!d->carry)
+		d->carry = hm_arena_alloc(&m->own, sizeof(*d->carry));
+	*d->carry = c;
+}
+
 static void add_line(struct hm_lines_acc *m, const struct hm_line *ln)
 {
 	struct hm_arena *a = &m->own;
@@ -292,6 +338,7 @@ static void add_line(struct hm_lines_acc *m, const struct hm_line *ln)
 	for (uint32_t k = 0; k < ln->nr_inter; k++)
 		add_inter(a, d, m->map[ln->inter[k].a], m->map[ln->inter[k].b],
 			  ln->inter[k].n);
+	carry_on(m, d, ln);
 }
 
 int hm_lines_acc_add(struct hm_lines_acc *m, const struct hm_access *acc, size_t n,
@@ -304,7 +351,7 @@ int hm_lines_acc_add(struct hm_lines_acc *m, const struct hm_access *acc, size_t
 	if (!n)
 		return 0;
 	hm_arena_init(&scratch);
-	if (hm_lines_build_batch(&scratch, acc, n, m->line_size, m->window_ns, 1, &b, err)) {
+	if (hm_lines_build_batch(&scratch, acc, n, m->line_size, m->window_ns, 1, m, &b, err)) {
 		hm_arena_free(&scratch);
 		return -1;
 	}

@@ -92,6 +92,7 @@ static void copy_line(struct hm_arena *a, struct hm_line *ln)
 	ln->threads = dup_cap(a, ln->threads, ln->nr_threads, sizeof(*ln->threads));
 	ln->cpus = dup_cap(a, ln->cpus, ln->nr_cpus, sizeof(*ln->cpus));
 	ln->inter = dup_cap(a, ln->inter, ln->nr_inter, sizeof(*ln->inter));
+	ln->carry = dup1(a, ln->carry, sizeof(*ln->carry));
 	ln->fields = dup_cap(a, ln->fields, ln->nr_fields, sizeof(*ln->fields));
 	for (uint32_t i = 0; i < ln->nr_fields; i++) {
 		struct hm_lfield *f = &ln->fields[i];

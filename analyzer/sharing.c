@@ -18,15 +18,9 @@
 
 /* Who holds the line, as watch samples (every access to the watched bytes) show it, with
  * one cache per thread: a writer holds it modified; readers share a clean copy. Only the
- * first two distinct sharers are kept: two are enough to know another thread has one. */
-struct own {
-	int has_w;
-	uint32_t w, w_row;		/* the writer and the row it last wrote */
-	uint32_t ns;			/* distinct sharers seen since the last write */
-	uint32_t s[2], s_row[2];
-};
-
-static void own_share(struct own *o, uint32_t tid, uint32_t row)
+ * first two distinct sharers are kept: two are enough to know another thread has one.
+ * (struct hm_own, lines.h: a streamed build carries it from batch to batch.) */
+static void own_share(struct hm_own *o, uint32_t tid, uint32_t row)
 {
 	for (uint32_t i = 0; i < o->ns && i < 2; i++) {
 		if (o->s[i] == tid) {
@@ -44,7 +38,7 @@ static void own_share(struct own *o, uint32_t tid, uint32_t row)
 /* One access; returns 1 when it moves the line out of another thread's cache (a load of
  * a line another thread modified, or a store to a line another thread holds), with the
  * row that thread last used in *from. */
-static int own_step(struct own *o, uint32_t tid, int wr, uint32_t row, uint32_t *from)
+static int own_step(struct hm_own *o, uint32_t tid, int wr, uint32_t row, uint32_t *from)
 {
 	int moved = 0;
 
@@ -143,16 +137,39 @@ static void mat_events(struct hm_arena *a, struct hm_line *ln, const struct even
 				ln->inter[ln->nr_inter++] = (struct hm_rowpair){ i, j, e->mat[i * n + j] };
 }
 
+/* An event one of whose rows came in with the carried state: the merge applies it once
+ * it knows the batch row's merged row (lines_merge.c). */
+static void add_edge(struct hm_arena *a, struct hm_line *ln, uint32_t from, uint32_t to,
+		     int conflict)
+{
+	uint32_t n = ln->nr_edges;
+
+	if (!(n & (n - 1))) {	/* 0, 1, 2, 4...: full */
+		struct hm_iedge *e = hm_arena_alloc(a, (n ? 2 * n : 1) * sizeof(*e));
+
+		if (n)
+			memcpy(e, ln->edges, n * sizeof(*e));
+		ln->edges = e;
+	}
+	ln->edges[ln->nr_edges++] = (struct hm_iedge){ from & ~HM_ROW_CARRIED, to, (uint8_t)conflict };
+}
+
 void hm_sharing_interleave(struct hm_arena *a, struct hm_line *ln, const struct hm_lrec *r,
 			   const uint32_t *rows, size_t m, uint64_t window_ns,
-			   struct hm_rowpair *scratch)
+			   struct hm_rowpair *scratch, const struct hm_icarry *in, int carry)
 {
-	const struct hm_lrec *prev = NULL;
-	uint32_t prev_row = 0, from = 0;
-	struct own own = { 0 };
+	struct hm_icarry st = { 0 };
+	uint32_t from = 0;
 	struct events e;
 	uint64_t total = 0;
 
+	if (in) {	/* the merged line's rows: tagged, they are not this batch's */
+		st = *in;
+		st.prev_row |= HM_ROW_CARRIED;
+		st.own.w_row |= HM_ROW_CARRIED;
+		st.own.s_row[0] |= HM_ROW_CARRIED;
+		st.own.s_row[1] |= HM_ROW_CARRIED;
+	}
 	e.use_mat = ln->nr_fields <= MAT_ROWS;
 	e.n = ln->nr_fields;
 	e.ev = scratch;
@@ -163,32 +180,45 @@ void hm_sharing_interleave(struct hm_arena *a, struct hm_line *ln, const struct 
 		const struct hm_lrec *x = &r[i];
 		struct hm_lfield *f = &ln->fields[rows[i]];
 
-		if (x->source == HM_SRC_WATCH && own_step(&own, x->tid, x->writes, rows[i], &from)) {
+		if (x->source == HM_SRC_WATCH &&
+		    own_step(&st.own, x->tid, x->writes, rows[i], &from)) {
 			ln->transfers++;
 			f->transfers++;
-			add_event(&e, from, rows[i]);
+			if (from & HM_ROW_CARRIED)
+				add_edge(a, ln, from, rows[i], 0);
+			else
+				add_event(&e, from, rows[i]);
 			total++;
 		}
 		if (x->source != HM_SRC_TIMER)
 			continue;
 		/* Which of two samples a tick apart comes first says little (CPUs tick
 		 * together), so a conflict counts for both rows. */
-		if (prev && prev->tid != x->tid && (prev->writes || x->writes) &&
-		    x->time - prev->time <= window_ns) {
+		if (st.has_prev && st.prev_tid != x->tid && (st.prev_writes || x->writes) &&
+		    x->time - st.prev_time <= window_ns) {
 			ln->conflicts++;
 			f->conflicts++;
-			if (prev_row != rows[i])
-				ln->fields[prev_row].conflicts++;
-			add_event(&e, prev_row, rows[i]);
-			total++;
+			if (st.prev_row & HM_ROW_CARRIED) {
+				add_edge(a, ln, st.prev_row, rows[i], 1);
+			} else {
+				if (st.prev_row != rows[i])
+					ln->fields[st.prev_row].conflicts++;
+				add_event(&e, st.prev_row, rows[i]);
+				total++;
+			}
 		}
-		prev = x;
-		prev_row = rows[i];
+		st.has_prev = 1;
+		st.prev_tid = x->tid;
+		st.prev_writes = x->writes;
+		st.prev_time = x->time;
+		st.prev_row = rows[i];
 	}
 	if (total && e.use_mat)
 		mat_events(a, ln, &e);
 	else if (total)
 		line_events(a, ln, e.ev, e.nev);
+	if (carry)
+		ln->carry = memcpy(hm_arena_alloc(a, sizeof(st)), &st, sizeof(st));
 }
 
 /* --- verdicts --- */

@@ -66,6 +66,7 @@ void hm_data_close(struct hm_data *d)
 	hm_map64_free(&d->slab_types);
 	hm_map64_free(&d->kstack);
 	hm_map64_free(&d->kptr);
+	free(d->gmemo);
 	hm_map64_free(&d->procs);
 	hm_hash_free(&d->strs);
 	hm_hash_free(&d->mods);

@@ -200,16 +200,58 @@ static void fill(struct hm_data *d, struct data_mod *m, enum hm_method method, c
 }
 
 /* The variable at file address va of m, named into out (base left to the caller). */
+/* The variable at va in an opened module is the same on every sample that touches it,
+ * and samples touch the same few over and over: the answer is kept by (module, va) in a
+ * direct-mapped table, so a repeat costs a probe instead of a symbol search, a type walk
+ * and the field's name. Misses are kept too. */
+#define GMEMO_SLOTS 4096	/* 400 KB */
+
+struct global_memo {
+	const struct data_mod *m;	/* NULL: empty */
+	uint64_t va;
+	int rc;
+	struct hm_data_obj out;
+};
+
+static struct global_memo *gmemo_slot(struct hm_data *d, const struct data_mod *m, uint64_t va)
+{
+	uint64_t h = (va ^ (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+
+	if (!d->gmemo && !(d->gmemo = calloc(GMEMO_SLOTS, sizeof(*d->gmemo))))
+		hm_oom();
+	return &d->gmemo[(h >> 40) & (GMEMO_SLOTS - 1)];
+}
+
 static int global_at(struct hm_data *d, struct data_mod *m, uint64_t va, struct hm_data_obj *out)
 {
+	struct global_memo *g = gmemo_slot(d, m, va);
 	uint64_t start;
 	const struct hm_type *type;
 	const char *name;
 
+	if (g->m == m && g->va == va) {
+		if (g->rc == 0) {	/* what fill sets, as it set it */
+			out->method = g->out.method;
+			out->object = g->out.object;
+			out->type = g->out.type;
+			out->field = g->out.field;
+			out->prefix = g->out.prefix;
+			out->offset = g->out.offset;
+			out->module = g->out.module;
+			out->hint = g->out.hint;
+			m->symbol_only += !out->type && !m->lay;	/* as fill counts */
+		}
+		return g->rc;
+	}
 	data_mod_open(d, m);
+	g->m = m;
+	g->va = va;
+	g->rc = -1;
 	if (name_var(m, va, 0, &start, &name, &type) != 0)
 		return -1;
 	fill(d, m, HM_M_GLOBAL, name, type, va - start, out);
+	g->rc = 0;
+	g->out = *out;
 	return 0;
 }
 

@@ -174,6 +174,8 @@ struct hm_data {
 	int kbtf_done;
 	struct hm_map64 kstack;		/* function start + 1 -> its frame (data_kstack.c) */
 	struct hm_map64 kptr;		/* pointee -> a pointer type to it (data_kstack.c) */
+	struct global_memo *gmemo;	/* global_at's answers (data_globals.c); NULL until
+					 * the first */
 };
 
 /* data.c */

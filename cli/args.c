@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "resolve/load.h"
 #include "core/err.h"
@@ -73,6 +74,21 @@ int cli_window(const char *cmd, const char *arg, uint64_t *ns)
 		return -1;
 	*ns = us * 1000;
 	return 0;
+}
+
+int cli_jobs(const char *cmd, const char *arg, int *jobs)
+{
+	uint64_t v;
+
+	if (cli_number(cmd, "--jobs", arg, 1, 2, &v))
+		return -1;
+	*jobs = (int)v;
+	return 0;
+}
+
+int cli_jobs_default(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
 }
 
 /* getopt's own messages are off (opterr = 0, optstring starting ':'): this says which

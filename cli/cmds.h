@@ -34,6 +34,10 @@ int cli_number(const char *cmd, const char *opt, const char *arg, uint64_t lo, u
 int cli_size_t(const char *cmd, const char *opt, const char *arg, size_t *out);
 /* --window US (1 us to 60 s) into nanoseconds. */
 int cli_window(const char *cmd, const char *arg, uint64_t *ns);
+/* --jobs N (1 or 2: the stages of a streamed read, resolve/handoff.h) into *jobs. */
+int cli_jobs(const char *cmd, const char *arg, int *jobs);
+/* 2 where two CPUs are online, else 1. */
+int cli_jobs_default(void);
 /* After getopt_long returned '?' or ':' (optstring begins with ':', opterr 0): one line
  * naming the option; returns HM_EXIT_USAGE. */
 int cli_bad_option(const char *cmd, int c, char **argv);

@@ -43,7 +43,7 @@ static void compare_usage(FILE *out)
 		"                      [--metric NAME] [--metric NAME=V1,V2,...] [--top N]\n"
 		"                      [--line-size N] [--no-layout] [--vmlinux F] [--sysroot D]\n"
 		"                      [--buildid-dir D] [--vmlinux-a F] [--vmlinux-b F]\n"
-		"                      [--max-lines N] [--hot PER1000]\n\n"
+		"                      [--max-lines N] [--hot PER1000] [--jobs N]\n\n"
 		"A: runs of the base build, B: runs of the new build (3 to 5 each: the test needs\n"
 		"at least 2). Each run is read with its own build's debuginfo and matched by\n"
 		"type.field. A run's own metrics: FILE:NAME=VALUE[,NAME=VALUE], or a file\n"
@@ -60,6 +60,9 @@ static void compare_usage(FILE *out)
 		"                         and the fields on them not counted (a note says so)\n"
 		"  --vmlinux-a F, -b F    each side's kernel (default: the -dbg package's of the\n"
 		"                         recorded release); one of another build is refused\n"
+		"  --jobs N               2 (the default with two CPUs online): each run's samples\n"
+		"                         resolved on one thread, its tables built on another;\n"
+		"                         1: one thread. The output is the same byte for byte\n"
 		"  --json                 hitmap.compare/1\n"
 		"  --wide                 text lines as long as they come (default: wrapped at 120)\n",
 		HM_CMP_MAX_LINES);
@@ -108,7 +111,7 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 {
 	static const char *const names[] = {"--metric", "--line-size", "--top", "--vmlinux",
 					    "--sysroot", "--buildid-dir", "--vmlinux-a",
-					    "--vmlinux-b", "--max-lines", "--hot"};
+					    "--vmlinux-b", "--max-lines", "--hot", "--jobs"};
 	const char *arg = argv[*i], *val = NULL;
 	size_t k;
 	int r = 0;
@@ -147,6 +150,7 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 	case 4: a->ro.sysroot = val; return 1;
 	case 5: a->ro.buildid_dir = val; return 1;
 	case 6: a->vmlinux_a = val; return 1;
+	case 10: return cli_jobs("compare", val, &a->ro.jobs) ? -1 : 1;
 	case 7: a->vmlinux_b = val; return 1;
 	case 9: {
 		char *end;
@@ -207,6 +211,8 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
 	size_t n = 0;
 
 	memset(a, 0, sizeof(*a));
+	a->ro.jobs = cli_jobs_default();
+	a->ro.flush_apart = 1;	/* line tables and latencies only */
 	a->line_size = 64;
 	a->top = 20;
 	a->max_lines = HM_CMP_MAX_LINES;

@@ -17,6 +17,7 @@
 #define HM_PERF_FILE_HEADER_OLD 72		/* before the adds_features bitmap */
 #define HM_PERF_PIPE_HEADER_SIZE 16
 #define HM_PERF_NAME_ALIGN 64			/* perf pads feature strings to this */
+#define HM_PD_REC_MAX (65536 + 16)		/* pd->rec: a u16-sized record and 8 zero bytes */
 #define HM_PERF_BUILD_ID_HDR 36			/* header, pid, 24-byte build-id field */
 #define HM_PERF_MISC_BUILD_ID_SIZE (1 << 15)	/* the build-id record's size byte is valid */
 
@@ -115,7 +116,7 @@ struct hm_perfdata {
 	uint64_t pos, end;		/* next record; end of the data section */
 	int tolerant_tail;		/* data size was 0: a cut-off last record ends the read */
 	int pending;			/* rec holds a record read ahead at open, not yet returned */
-	uint64_t *rec;			/* aligned copy of the current record, 64 KiB + 8 */
+	uint64_t *rec;			/* aligned copy of the current record: HM_PD_REC_MAX */
 	struct hm_arena arena;
 	struct hm_perf_attr **attrs;
 	uint32_t nr_attrs, cap_attrs;

@@ -404,7 +404,7 @@ int hm_perfdata_open_fd(int fd, const char *name, struct hm_perfdata **out, stru
 	pd->name = hm_arena_strdup(&pd->arena, name);
 	pd->fd = fd;
 	pd->id_pos = pd->is_pos = -1;
-	pd->rec = malloc(REC_MAX + 16);
+	pd->rec = malloc(HM_PD_REC_MAX);
 	if (!pd->rec) {
 		hm_perfdata_close(pd);
 		return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", name);

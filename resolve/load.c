@@ -1,6 +1,7 @@
 #include "resolve/load.h"
 
 #include "resolve/alloc.h"
+#include "resolve/handoff.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include "core/hash.h"
 #include "core/sort.h"
 #include "core/oom.h"
+#include "core/perfdata_ahead.h"
 #include "symbolize/data.h"
 
 struct map_rec {
@@ -329,7 +331,8 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	if (cut && rec->alloc)
 		hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), rec->acc, cut, 64);
 	hm_resolver_count_names(rec->resolver, rec->acc, cut);
-	if (cut && rec->flush(rec->acc, cut, rec->flush_arg))
+	if (cut && (rec->handoff ? hm_handoff_put(rec->handoff, rec->acc, cut)
+				 : rec->flush(rec->acc, cut, rec->flush_arg)))
 		return -1;
 	rec->total += cut;
 	rec->n = n - cut;
@@ -370,27 +373,29 @@ static int read_samples(struct hm_recording *rec, int stream,
 			struct hm_err *err)
 {
 	struct hm_access parts[HM_RESOLVE_MAX_PARTS];
-	struct hm_perf_event ev;
+	struct hm_perf_event own;
+	const struct hm_perf_event *ev = &own;
 	size_t cap = 0, np;
 	int rc;
 
-	while ((rc = hm_perfdata_next(rec->pd, &ev, err)) > 0) {
+	while ((rc = rec->ahead ? hm_pd_ahead_next(rec->ahead, &ev, err)
+				: hm_perfdata_next(rec->pd, &own, err)) > 0) {
 		struct hm_access *x;
 
-		if (ev.type != PERF_RECORD_SAMPLE) {
+		if (ev->type != PERF_RECORD_SAMPLE) {
 			if (stream)
-				hm_resolver_track(rec->resolver, &ev);
+				hm_resolver_track(rec->resolver, ev);
 			continue;
 		}
-		if (hm_watched_is_mark(ev.attr)) {	/* what was armed when, not an access */
-			hm_watched_mark(&rec->watched, ev.sample.time, ev.sample.addr,
-					(uint32_t)ev.sample.period);
+		if (hm_watched_is_mark(ev->attr)) {	/* what was armed when, not an access */
+			hm_watched_mark(&rec->watched, ev->sample.time, ev->sample.addr,
+					(uint32_t)ev->sample.period);
 			continue;
 		}
-		if (hm_alloc_is_sample(&ev))
+		if (hm_alloc_is_sample(ev))
 			continue;	/* a malloc-family probe: rec->alloc has it */
 		/* a wide access is one access per member it covers (resolve_wide.c) */
-		np = hm_resolver_sample_parts(rec->resolver, &ev, parts, HM_RESOLVE_MAX_PARTS);
+		np = hm_resolver_sample_parts(rec->resolver, ev, parts, HM_RESOLVE_MAX_PARTS);
 		for (size_t i = 0; i < np; i++) {
 			if (!(x = push(rec, &cap)))
 				return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory at %zu "
@@ -493,8 +498,14 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 			*err = perr;
 		return -1;
 	}
-	if (hm_resolver_verify(rec->resolver, &rec->kernel_warning, err) ||
-	    read_samples(rec, stream, keep, ctx, err))
+	if (hm_resolver_verify(rec->resolver, &rec->kernel_warning, err))
+		return -1;
+	if (o->jobs > 1)	/* NULL for a pipe: read here */
+		rec->ahead = hm_pd_ahead_start(rec->pd);
+	rc = read_samples(rec, stream, keep, ctx, err);
+	hm_pd_ahead_end(rec->ahead);	/* the reader's stats are read below */
+	rec->ahead = NULL;
+	if (rc)
 		return -1;
 	ps = hm_perfdata_stats(rec->pd);
 	rec->lost = ps->lost + ps->lost_samples;
@@ -520,11 +531,20 @@ int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
 			size_t batch, int (*flush)(const struct hm_access *acc, size_t n, void *arg),
 			void *arg, struct hm_recording *rec, struct hm_err *err)
 {
+	int rc;
+
 	memset(rec, 0, sizeof(*rec));
 	rec->batch = batch ? batch : 1;
 	rec->flush = flush;
 	rec->flush_arg = arg;
-	return load(path, o, keep, ctx, rec, err);
+	if (o->jobs > 1 && o->flush_apart)
+		rec->handoff = hm_handoff_start(rec->batch, flush, arg);	/* NULL: on this thread */
+	rc = load(path, o, keep, ctx, rec, err);
+	/* flush has seen everything before this returns: the caller frees what it kept */
+	if (hm_handoff_end(rec->handoff) && !rc)
+		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
+	rec->handoff = NULL;
+	return rc;
 }
 
 void hm_recording_free(struct hm_recording *rec)

@@ -22,6 +22,8 @@ struct hm_recording {
 	int (*flush)(const struct hm_access *acc, size_t n, void *arg);
 	void *flush_arg;
 	struct order *order;		/* load.c: time order across batches */
+	struct hm_handoff *handoff;	/* flush's thread (o->jobs 2), or NULL */
+	struct hm_pd_ahead *ahead;	/* the file's reader thread (o->jobs 2), or NULL */
 	struct hm_watched watched;	/* a rotated watch recording's slices, else empty */
 	struct hm_alloc_map *alloc;	/* the recording's allocations, or NULL */
 };

@@ -1,0 +1,130 @@
+#include "resolve/handoff.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A flush hands on at least half a batch at once (load.c): slots for that much let the
+ * reader go on while the consumer works through it. */
+#define MAX_SLOTS 64
+
+struct slot {
+	struct hm_access *acc;
+	size_t n;
+};
+
+struct hm_handoff {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t filled, freed;
+	struct slot slot[MAX_SLOTS];
+	size_t nslots;
+	size_t head, tail;	/* next to fill, next to consume: tail <= head <= tail + SLOTS */
+	int ending, failed;
+	hm_handoff_fn fn;
+	void *arg;
+};
+
+static void *consume(void *p)
+{
+	struct hm_handoff *h = p;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		while (h->tail == h->head && !h->ending)
+			pthread_cond_wait(&h->filled, &h->mu);
+		if (h->tail == h->head)
+			break;	/* ending, and nothing left */
+		struct slot *s = &h->slot[h->tail % h->nslots];
+		int failed = h->failed;
+
+		pthread_mutex_unlock(&h->mu);
+		/* after a failure the rest is dropped, as the one-thread read stops there */
+		if (!failed && h->fn(s->acc, s->n, h->arg))
+			failed = 1;
+		pthread_mutex_lock(&h->mu);
+		h->failed |= failed;
+		h->tail++;
+		pthread_cond_signal(&h->freed);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+struct hm_handoff *hm_handoff_start(size_t batch, hm_handoff_fn fn, void *arg)
+{
+	struct hm_handoff *h = calloc(1, sizeof(*h));
+	size_t i, want = (batch / 2 + HM_HANDOFF_CHUNK - 1) / HM_HANDOFF_CHUNK;
+
+	if (!h)
+		return NULL;
+	h->nslots = want < 2 ? 2 : want > MAX_SLOTS ? MAX_SLOTS : want;
+	for (i = 0; i < h->nslots; i++)
+		if (!(h->slot[i].acc = malloc(HM_HANDOFF_CHUNK * sizeof(struct hm_access))))
+			goto fail;
+	h->fn = fn;
+	h->arg = arg;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->filled, NULL);
+	pthread_cond_init(&h->freed, NULL);
+	if (pthread_create(&h->th, NULL, consume, h) == 0)
+		return h;
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->filled);
+	pthread_cond_destroy(&h->freed);
+fail:
+	for (i = 0; i < h->nslots; i++)
+		free(h->slot[i].acc);
+	free(h);
+	return NULL;
+}
+
+int hm_handoff_put(struct hm_handoff *h, const struct hm_access *acc, size_t n)
+{
+	int failed = 0;
+
+	while (n && !failed) {
+		size_t k = n < HM_HANDOFF_CHUNK ? n : HM_HANDOFF_CHUNK;
+		struct slot *s;
+
+		pthread_mutex_lock(&h->mu);
+		while (h->head - h->tail == h->nslots && !h->failed)
+			pthread_cond_wait(&h->freed, &h->mu);
+		failed = h->failed;
+		pthread_mutex_unlock(&h->mu);
+		if (failed)
+			break;
+		/* the slot is the producer's until head moves past it */
+		s = &h->slot[h->head % h->nslots];
+		memcpy(s->acc, acc, k * sizeof(*acc));
+		s->n = k;
+		pthread_mutex_lock(&h->mu);
+		h->head++;
+		pthread_cond_signal(&h->filled);
+		pthread_mutex_unlock(&h->mu);
+		acc += k;
+		n -= k;
+	}
+	return failed ? -1 : 0;
+}
+
+int hm_handoff_end(struct hm_handoff *h)
+{
+	int failed;
+
+	if (!h)
+		return 0;
+	pthread_mutex_lock(&h->mu);
+	h->ending = 1;
+	pthread_cond_signal(&h->filled);
+	pthread_mutex_unlock(&h->mu);
+	pthread_join(h->th, NULL);
+	failed = h->failed;
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->filled);
+	pthread_cond_destroy(&h->freed);
+	for (size_t i = 0; i < h->nslots; i++)
+		free(h->slot[i].acc);
+	free(h);
+	return failed ? -1 : 0;
+}

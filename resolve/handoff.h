@@ -1,0 +1,33 @@
+/* A streamed recording's accesses handed to their consumer (report's line tables, a
+ * comparison's) on a second thread, while the first reads and resolves the next ones:
+ * the two stages of hm_recording_stream overlap on two cores. The consumer sees the
+ * same accesses in the same order as without it, in chunks of at most HM_HANDOFF_CHUNK
+ * (the consumers carry their state across calls: docs/report.md, Two cores), so its
+ * answers are the same byte for byte. It must touch nothing the resolver changes while
+ * it runs: accesses' strings and types only (a struct's members load lazily through
+ * libdw, which is not for two threads: heat maps and whatif stay on one). */
+#ifndef HM_HANDOFF_H
+#define HM_HANDOFF_H
+
+#include <stddef.h>
+
+#include "symbolize/access.h"
+
+#define HM_HANDOFF_CHUNK 8192	/* accesses a slot holds: 1.5 MB */
+
+typedef int (*hm_handoff_fn)(const struct hm_access *acc, size_t n, void *arg);
+
+struct hm_handoff;
+
+/* Starts the consumer's thread, with room for half of batch accesses in flight (what one
+ * flush hands on: the memory it adds); NULL when it cannot (out of memory, no thread):
+ * the caller then calls fn itself. */
+struct hm_handoff *hm_handoff_start(size_t batch, hm_handoff_fn fn, void *arg);
+/* Copies acc[0..n) for the consumer; waits while its slots are full. -1 when fn has
+ * failed (on this or an earlier chunk): the read should stop. */
+int hm_handoff_put(struct hm_handoff *h, const struct hm_access *acc, size_t n);
+/* Waits for the consumer to finish what it was given and ends its thread; -1 when fn
+ * failed. NULL is a no-op returning 0. */
+int hm_handoff_end(struct hm_handoff *h);
+
+#endif

@@ -21,7 +21,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 LIB       := $(BUILD)/libhitmap.a
 BIN       ?= hitmap
 
-.PHONY: all deps check test asan asan-test demo bench bench-mem bench-tools install clean fmt examples print-libs
+.PHONY: all deps check test asan asan-test tsan-build demo bench bench-mem bench-tools install clean fmt examples print-libs
 
 all: $(BIN)
 
@@ -66,24 +66,33 @@ deps:
 examples:
 	$(MAKE) -C examples
 
-test: $(BIN) $(TEST_BINS) $(TOOL_BINS) examples
+test: $(BIN) $(TEST_BINS) $(TOOL_BINS) $(BUILD)/bench/perfgrow examples
 	@BUILD=$(BUILD) HITMAP=./$(BIN) tests/run.sh
 
 # The whole suite, then again under ASan+UBSan; one closing line for both.
 check: deps
-	@$(MAKE) --no-print-directory all $(TEST_BINS) $(TOOL_BINS) examples >/dev/null
+	@$(MAKE) --no-print-directory all $(TEST_BINS) $(TOOL_BINS) $(BUILD)/bench/perfgrow examples >/dev/null
 	@$(MAKE) --no-print-directory asan-build >/dev/null
-	@rm -f $(BUILD)/results.normal $(BUILD)/results.asan
+	@rm -f $(BUILD)/results.normal $(BUILD)/results.asan $(BUILD)/results.tsan
 	@BUILD=$(BUILD) HITMAP=./$(BIN) HM_RESULTS=$(BUILD)/results.normal tests/run.sh || true
 	@BUILD=build-asan HITMAP=./build-asan/hitmap HM_RESULTS=$(BUILD)/results.asan HM_SUITE=asan \
 		ASAN_OPTIONS=detect_leaks=1 tests/run.sh || true
-	@tests/total.sh $(BUILD)/results.normal $(BUILD)/results.asan
+	@$(MAKE) --no-print-directory tsan-build >/dev/null
+	@BUILD=build-tsan HITMAP=./build-tsan/hitmap HM_RESULTS=$(BUILD)/results.tsan HM_SUITE=tsan \
+		HM_E2E=tests/e2e/jobs.sh TSAN_OPTIONS=halt_on_error=1 tests/run.sh || true
+	@tests/total.sh $(BUILD)/results.normal $(BUILD)/results.asan $(BUILD)/results.tsan
 
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan-build:
 	@$(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/hitmap CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" build-asan/hitmap \
 		$(TEST_SRCS:tests/unit/%.c=build-asan/tests/%) $(TOOL_SRCS:tests/tools/%.c=build-asan/tests/tools/%)
+
+# The threaded read (--jobs 2: resolve/handoff.h, core/perfdata_ahead.h) under
+# ThreadSanitizer: tests/e2e/jobs.sh alone, its reports compared byte for byte.
+tsan-build:
+	@$(MAKE) --no-print-directory BUILD=build-tsan BIN=build-tsan/hitmap \
+		CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" build-tsan/hitmap
 
 asan: deps asan-build examples
 	@BUILD=build-asan HITMAP=./build-asan/hitmap HM_SUITE=asan tests/run.sh
@@ -153,5 +162,5 @@ fmt:
 	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(wildcard */*.h)
 
 clean:
-	rm -rf build build-asan build-fuzz $(BIN)
+	rm -rf build build-asan build-tsan build-fuzz $(BIN)
 	$(MAKE) -C examples clean

@@ -143,6 +143,9 @@ void hm_pd_warn(struct hm_perfdata *pd, const char *fmt, ...) __attribute__((for
 /* Copies an on-disk perf_event_attr of avail bytes; returns its size or 0 if it is invalid. */
 uint32_t hm_pd_attr_copy(const uint8_t *p, size_t avail, struct perf_event_attr *out);
 
+/* perfdata_records.c: 1 when the sample record rec (size bytes, not yet copied) is of an
+ * event hm_perfdata_want_samples refuses: counted as skipped, never copied or decoded. */
+int hm_pd_skip_unwanted(struct hm_perfdata *pd, const uint8_t *rec, uint16_t size);
 /* perfdata_records.c: one decoded record from pd->rec; 1 an event for the caller, 0 handled
  * internally (or skipped), negative on error. */
 int hm_pd_dispatch(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm_err *err);

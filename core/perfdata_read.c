@@ -473,35 +473,43 @@ static void drop_behind(struct hm_perfdata *pd)
 		pd->dropped = end;
 }
 
-/* Copies the next record into pd->rec: 1, or 0 at the end, or negative on error. */
+/* Copies the next record into pd->rec: 1, or 0 at the end, or negative on error. A
+ * sample the caller does not want is passed over without its copy. */
 static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 {
 	struct perf_event_header h;
 	const uint8_t *p;
 	int rc;
 
-	if (pd->pos >= pd->end)
-		return 0;
-	rc = src_get(pd, pd->pos, sizeof(h), &p, err);
-	if (rc < 0)
-		return -1;
-	if (rc == 0)
-		return src_size(pd) == pd->pos ? 0 : record_cut(pd, sizeof(h), err);
-	memcpy(&h, p, sizeof(h));
-	if (h.size < sizeof(h))
-		return hm_pd_corrupt(pd, pd->pos, "record (size below its 8-byte header)", err);
-	if (pd->end != UINT64_MAX && h.size > pd->end - pd->pos)
-		return record_cut(pd, h.size, err);
-	rc = src_get(pd, pd->pos, h.size, &p, err);
-	if (rc <= 0)
-		return rc < 0 ? -1 : record_cut(pd, h.size, err);
-	memcpy(pd->rec, p, h.size);
-	memset((uint8_t *)pd->rec + h.size, 0, 8);
-	pd->rec_off = pd->pos;
-	pd->pos += h.size;
-	if (pd->mem_mapped && pd->pos - pd->dropped >= DROP_STEP)
-		drop_behind(pd);
-	return 1;
+	for (;;) {
+		if (pd->pos >= pd->end)
+			return 0;
+		rc = src_get(pd, pd->pos, sizeof(h), &p, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
+			return src_size(pd) == pd->pos ? 0 : record_cut(pd, sizeof(h), err);
+		memcpy(&h, p, sizeof(h));
+		if (h.size < sizeof(h))
+			return hm_pd_corrupt(pd, pd->pos, "record (size below its 8-byte header)",
+					     err);
+		if (pd->end != UINT64_MAX && h.size > pd->end - pd->pos)
+			return record_cut(pd, h.size, err);
+		rc = src_get(pd, pd->pos, h.size, &p, err);
+		if (rc <= 0)
+			return rc < 0 ? -1 : record_cut(pd, h.size, err);
+		if (h.type == PERF_RECORD_SAMPLE && pd->want && hm_pd_skip_unwanted(pd, p, h.size)) {
+			pd->pos += h.size;
+			continue;
+		}
+		memcpy(pd->rec, p, h.size);
+		memset((uint8_t *)pd->rec + h.size, 0, 8);
+		pd->rec_off = pd->pos;
+		pd->pos += h.size;
+		if (pd->mem_mapped && pd->pos - pd->dropped >= DROP_STEP)
+			drop_behind(pd);
+		return 1;
+	}
 }
 
 /* A payload stored after the record (AUXTRACE, TRACING_DATA) must exist before we skip it. */

@@ -339,6 +339,29 @@ static int unwanted(const struct hm_perfdata *pd)
 	return !pd->want(a, pd->want_arg);
 }
 
+int hm_pd_skip_unwanted(struct hm_perfdata *pd, const uint8_t *rec, uint16_t size)
+{
+	const struct hm_perf_attr *a;
+	uint64_t id;
+
+	if (!pd->want || !pd->nr_attrs)
+		return 0;
+	if (pd->nr_attrs == 1 || pd->id_pos < 0) {
+		a = pd->attrs[0];
+	} else {
+		if ((uint64_t)pd->id_pos >= (size - 8u) / 8)
+			return 0;	/* read_sample says what is wrong */
+		memcpy(&id, rec + 8 + (uint64_t)pd->id_pos * 8, 8);
+		if (!(a = attr_by_id(pd, id)))
+			return 0;
+	}
+	if (pd->want(a, pd->want_arg))
+		return 0;
+	pd->stats.records[PERF_RECORD_SAMPLE]++;
+	pd->stats.skipped++;
+	return 1;
+}
+
 int hm_pd_dispatch(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm_err *err)
 {
 	struct perf_event_header h;

@@ -79,33 +79,42 @@ fail:
 	return NULL;
 }
 
+struct hm_access *hm_handoff_slot(struct hm_handoff *h)
+{
+	int failed;
+
+	pthread_mutex_lock(&h->mu);
+	while (h->head - h->tail == h->nslots && !h->failed)
+		pthread_cond_wait(&h->freed, &h->mu);
+	failed = h->failed;
+	pthread_mutex_unlock(&h->mu);
+	/* the slot is the producer's until head moves past it */
+	return failed ? NULL : h->slot[h->head % h->nslots].acc;
+}
+
+void hm_handoff_commit(struct hm_handoff *h, size_t n)
+{
+	h->slot[h->head % h->nslots].n = n;
+	pthread_mutex_lock(&h->mu);
+	h->head++;
+	pthread_cond_signal(&h->filled);
+	pthread_mutex_unlock(&h->mu);
+}
+
 int hm_handoff_put(struct hm_handoff *h, const struct hm_access *acc, size_t n)
 {
-	int failed = 0;
-
-	while (n && !failed) {
+	while (n) {
 		size_t k = n < HM_HANDOFF_CHUNK ? n : HM_HANDOFF_CHUNK;
-		struct slot *s;
+		struct hm_access *s = hm_handoff_slot(h);
 
-		pthread_mutex_lock(&h->mu);
-		while (h->head - h->tail == h->nslots && !h->failed)
-			pthread_cond_wait(&h->freed, &h->mu);
-		failed = h->failed;
-		pthread_mutex_unlock(&h->mu);
-		if (failed)
-			break;
-		/* the slot is the producer's until head moves past it */
-		s = &h->slot[h->head % h->nslots];
-		memcpy(s->acc, acc, k * sizeof(*acc));
-		s->n = k;
-		pthread_mutex_lock(&h->mu);
-		h->head++;
-		pthread_cond_signal(&h->filled);
-		pthread_mutex_unlock(&h->mu);
+		if (!s)
+			return -1;
+		memcpy(s, acc, k * sizeof(*acc));
+		hm_handoff_commit(h, k);
 		acc += k;
 		n -= k;
 	}
-	return failed ? -1 : 0;
+	return 0;
 }
 
 int hm_handoff_end(struct hm_handoff *h)

@@ -154,6 +154,8 @@ struct order {
 	struct hm_map64 last;		/* ring key -> uint64_t last time in this batch */
 	struct hm_arena ar;
 	struct okey *keys, *tmp;	/* tmp: sort_okeys' other half */
+	uint8_t *gone;			/* gather_cut: a bit per position handed on */
+	uint64_t seen[2], *seen_t[2];	/* note_ring's last thread and CPU ring (0: none) */
 };
 
 struct okey {
@@ -202,14 +204,16 @@ static struct okey *sort_okeys(struct okey *k, struct okey *tmp, size_t n)
 	}
 }
 
-static void note_ring(struct order *o, uint64_t key, uint64_t time)
+static void note_ring(struct order *o, int kind, uint64_t key, uint64_t time)
 {
-	uint64_t *t = hm_map64_get(&o->last, key);
+	uint64_t *t = o->seen[kind] == key ? o->seen_t[kind] : hm_map64_get(&o->last, key);
 
+	o->seen[kind] = key;	/* runs of one thread and CPU: the last ring is asked again */
 	if (!t) {
 		t = hm_arena_alloc(&o->ar, sizeof(*t));
 		hm_map64_put(&o->last, key, t);
 	}
+	o->seen_t[kind] = t;
 	*t = time;
 }
 
@@ -228,8 +232,8 @@ static uint64_t watermark(const struct order *o)
 
 static void note_rings(struct order *o, const struct hm_access *x)
 {
-	note_ring(o, 1ull << 63 | (uint64_t)x->s.pid << 32 | x->s.tid, x->s.time);
-	note_ring(o, 1ull << 62 | x->s.cpu, x->s.time);
+	note_ring(o, 0, 1ull << 63 | (uint64_t)x->s.pid << 32 | x->s.tid, x->s.time);
+	note_ring(o, 1, 1ull << 62 | x->s.cpu, x->s.time);
 }
 
 /* Names the batch's accesses again from the objects typed since they were read
@@ -304,23 +308,16 @@ static void permute(struct hm_access *acc, struct okey *k, size_t n)
 	}
 }
 
-/* Hands the batch on in time order; all of it when final. */
-static int flush_ordered(struct hm_recording *rec, int final)
+/* The cut: the first cut of the n sorted keys k, up to the latest time every ring has
+ * reached, at least half (all when final). Resets the rings for the next batch. */
+static size_t cut_at(struct order *o, const struct okey *k, size_t n, int final)
 {
-	struct order *o = rec->order;
-	struct okey *k;
-	size_t n = rec->n, cut;
+	size_t cut = n;
 	uint64_t w;
 
-	n = enclose(rec, rec->batch);
-	for (size_t i = 0; i < n; i++)
-		o->keys[i] = (struct okey){ rec->acc[i].s.time, i };
-	k = sort_okeys(o->keys, o->tmp, n);
-	permute(rec->acc, k, n);
-	cut = n;
 	if (!final) {
 		w = watermark(o);
-		for (cut = 0; cut < n && rec->acc[cut].s.time <= w; cut++)
+		for (cut = 0; cut < n && k[cut].time <= w; cut++)
 			;
 		if (cut < (n + 1) / 2)
 			cut = (n + 1) / 2;
@@ -328,11 +325,75 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	hm_map64_free(&o->last);
 	hm_map64_init(&o->last);
 	hm_arena_free(&o->ar);
-	if (cut && rec->alloc)
-		hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), rec->acc, cut, 64);
-	hm_resolver_count_names(rec->resolver, rec->acc, cut);
-	if (cut && (rec->handoff ? hm_handoff_put(rec->handoff, rec->acc, cut)
-				 : rec->flush(rec->acc, cut, rec->flush_arg)))
+	o->seen[0] = o->seen[1] = 0;
+	return cut;
+}
+
+/* The last steps before flush, on accesses in time order. */
+static void name_cut(struct hm_recording *rec, struct hm_access *acc, size_t n)
+{
+	if (n && rec->alloc)
+		hm_alloc_name(rec->alloc, hm_resolver_code(rec->resolver), acc, n, 64);
+	hm_resolver_count_names(rec->resolver, acc, n);
+}
+
+/* With flush on its own thread: the cut is gathered in time order straight into the
+ * handoff's slots (one copy of each access, not a permutation of the batch and then a
+ * copy), and the rest is moved to the front in its order in the batch. That is not time
+ * order, but the next sort puts it there the same way: keys are (time, position), and
+ * both orders rank equal times of the rest alike and before every later access. */
+static int gather_cut(struct hm_recording *rec, const struct okey *k, size_t n, size_t cut)
+{
+	struct order *o = rec->order;
+	size_t j = 0;
+
+	for (size_t i = 0; i < cut; i += HM_HANDOFF_CHUNK) {
+		size_t m = cut - i < HM_HANDOFF_CHUNK ? cut - i : HM_HANDOFF_CHUNK;
+		struct hm_access *s = hm_handoff_slot(rec->handoff);
+
+		if (!s)
+			return -1;
+		for (size_t x = 0; x < m; x++)
+			s[x] = rec->acc[k[i + x].idx];
+		name_cut(rec, s, m);
+		hm_handoff_commit(rec->handoff, m);
+	}
+	memset(o->gone, 0, (n + 7) / 8);
+	for (size_t i = 0; i < cut; i++)
+		o->gone[k[i].idx / 8] |= (uint8_t)(1u << (k[i].idx % 8));
+	for (size_t p = 0; p < n; p++) {
+		if (o->gone[p / 8] & (1u << (p % 8)))
+			continue;
+		if (j != p)
+			rec->acc[j] = rec->acc[p];
+		j++;
+	}
+	return 0;
+}
+
+/* Hands the batch on in time order; all of it when final. */
+static int flush_ordered(struct hm_recording *rec, int final)
+{
+	struct order *o = rec->order;
+	struct okey *k;
+	size_t n = rec->n, cut;
+
+	n = enclose(rec, rec->batch);
+	for (size_t i = 0; i < n; i++)
+		o->keys[i] = (struct okey){ rec->acc[i].s.time, i };
+	k = sort_okeys(o->keys, o->tmp, n);
+	if (rec->handoff) {
+		cut = cut_at(o, k, n, final);
+		if (gather_cut(rec, k, n, cut))
+			return -1;
+		rec->total += cut;
+		rec->n = n - cut;
+		return 0;
+	}
+	permute(rec->acc, k, n);
+	cut = cut_at(o, k, n, final);
+	name_cut(rec, rec->acc, cut);
+	if (cut && rec->flush(rec->acc, cut, rec->flush_arg))
 		return -1;
 	rec->total += cut;
 	rec->n = n - cut;
@@ -350,7 +411,8 @@ static struct hm_access *push(struct hm_recording *rec, size_t *cap)
 		*cap = rec->batch;
 		rec->acc = malloc(*cap * sizeof(*rec->acc));
 		if (!o || !rec->acc || !(o->keys = malloc(*cap * sizeof(*o->keys))) ||
-		    !(o->tmp = malloc(*cap * sizeof(*o->tmp)))) {
+		    !(o->tmp = malloc(*cap * sizeof(*o->tmp))) ||
+		    !(o->gone = malloc((*cap + 7) / 8))) {
 			free(o ? o->keys : NULL);
 			free(o ? o->tmp : NULL);
 			free(o);
@@ -556,6 +618,7 @@ void hm_recording_free(struct hm_recording *rec)
 		hm_arena_free(&o->ar);
 		free(o->keys);
 		free(o->tmp);
+		free(o->gone);
 		free(o);
 	}
 	free(rec->acc);

@@ -186,8 +186,12 @@ const char *data_field(struct hm_data *d, const char *prefix, const struct hm_ty
 
 struct data_proc *data_proc_get(struct hm_data *d, uint32_t pid, int create)
 {
-	struct data_proc *p = hm_map64_get(&d->procs, (uint64_t)pid + 1);
+	struct data_proc *p;
 
+	if (d->last_proc && d->last_proc->pid == pid)	/* a sample asks three times */
+		return d->last_proc;
+	if ((p = hm_map64_get(&d->procs, (uint64_t)pid + 1)))
+		d->last_proc = p;
 	if (p || !create)
 		return p;
 	if (!(p = calloc(1, sizeof(*p))))

@@ -144,6 +144,7 @@ struct hm_data {
 	struct hm_hash mods;		/* path -> struct data_mod */
 	struct data_mod *mod_list;
 	struct hm_map64 procs;		/* pid + 1 -> struct data_proc */
+	struct data_proc *last_proc;	/* data_proc_get's last answer */
 	struct data_proc **proc_list;
 	size_t nr_procs, cap_procs;
 	struct hm_hash strs;		/* interned result strings */

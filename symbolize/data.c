@@ -67,6 +67,7 @@ void hm_data_close(struct hm_data *d)
 	hm_map64_free(&d->kstack);
 	hm_map64_free(&d->kptr);
 	free(d->gmemo);
+	free(d->umemo);
 	hm_map64_free(&d->procs);
 	hm_hash_free(&d->strs);
 	hm_hash_free(&d->mods);
@@ -374,6 +375,7 @@ int hm_data_add_map(struct hm_data *d, uint32_t pid, uint64_t start, uint64_t le
 
 	if (!d || !len || start + len < start || !filename)
 		return -1;
+	d->umemo_gen++;	/* what an address named may have moved (data_resolve.c) */
 	p = data_proc_get(d, pid, 1);
 	nm.name = data_intern(d, filename);
 	if (is_file(filename))

@@ -177,6 +177,8 @@ struct hm_data {
 	struct hm_map64 kptr;		/* pointee -> a pointer type to it (data_kstack.c) */
 	struct global_memo *gmemo;	/* global_at's answers (data_globals.c); NULL until
 					 * the first */
+	struct umemo *umemo;		/* user-space globals by sample (data_resolve.c) */
+	uint64_t umemo_gen;		/* its entries of another generation are empty */
 };
 
 /* data.c */

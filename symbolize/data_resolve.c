@@ -313,8 +313,44 @@ static const struct data_image *kernel_module(struct hm_data *d, uint64_t ip,
 	return img;
 }
 
+/* A user-space global is the same object on every sample of one instruction at one
+ * address: the answer is kept by (pid, ip, address, whether the caller gave the operand)
+ * in a direct-mapped table, and a repeat replays what the search counts (count(), and
+ * fill()'s symbol-only count) instead of two image searches, the operand and the global
+ * search. Only an answer that depends on nothing else is kept: the global found by the
+ * address, through an operand without a segment (a %fs: one may be a thread-local, by
+ * the registers). A new mapping empties the table (hm_data_add_map: umemo_gen). */
+#define UMEMO_SLOTS 8192	/* 1 MB */
+
+struct umemo {
+	uint64_t ip, addr;
+	uint64_t gen;			/* umemo_gen + 1 when filled */
+	uint32_t pid;
+	uint8_t given;
+	struct data_mod *mod;
+	struct hm_data_obj out;
+};
+
+static struct umemo *umemo_slot(struct hm_data *d, const struct hm_data_query *q)
+{
+	uint64_t h = (q->ip * 0x9e3779b97f4a7c15ull) ^ (q->addr * 0xff51afd7ed558ccdull) ^ q->pid;
+
+	if (!d->umemo && !(d->umemo = calloc(UMEMO_SLOTS, sizeof(*d->umemo))))
+		hm_oom();
+	h ^= h >> 31;
+	return &d->umemo[(h * 0x94d049bb133111ebull >> 40) & (UMEMO_SLOTS - 1)];
+}
+
+static int umemo_hit(const struct hm_data *d, const struct umemo *u,
+		     const struct hm_data_query *q)
+{
+	return u->gen == d->umemo_gen + 1 && u->ip == q->ip && u->addr == q->addr && u->pid == q->pid &&
+	       u->given == (q->op != NULL);
+}
+
 int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out)
 {
+	struct umemo *u = NULL;
 	struct data_proc *p;
 	const struct data_image *code, *img = NULL, *exe;
 	const struct hm_insn *insn;
@@ -336,6 +372,16 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_
 		count(d, q, code, out);
 		return 0;
 	}
+	if (q->addr && (!q->op || q->op->segment == HM_SEG_NONE)) {
+		u = umemo_slot(d, q);
+		if (umemo_hit(d, u, q)) {
+			*out = u->out;
+			d->st.total++;	/* as count() and fill() count a global */
+			d->st.by_method[HM_M_GLOBAL]++;
+			u->mod->symbol_only += !out->type && !u->mod->lay;
+			return 0;
+		}
+	}
 	p = data_proc_get(d, q->pid, 0);
 	code = data_image_at(p, q->ip);
 	op = operand(d, q, code, &insn);
@@ -349,8 +395,13 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_
 	if (!addr && op && insn && op->segment == HM_SEG_NONE &&
 	    hm_decode_ea(insn, op, r.mask, r.regs, 0, 0, &ea, NULL) == 0)
 		addr = ea;
-	if (addr && (img = data_image_at(p, addr)) && data_global(d, img, addr, out) == 0)
+	if (addr && (img = data_image_at(p, addr)) && data_global(d, img, addr, out) == 0) {
+		if (u && (!op || op->segment == HM_SEG_NONE)) {
+			*u = (struct umemo){q->ip, q->addr, d->umemo_gen + 1, q->pid, q->op != NULL,
+					    img->mod, *out};
+		}
 		goto done;
+	}
 	stack = on_stack(p, &r, addr);
 	if (stack && code && data_stack(d, code, q->ip, addr, &r, out) == 0)
 		goto done;

@@ -260,16 +260,12 @@ static void name_data(struct hm_resolver *r, const struct hm_perf_event *ev, str
 		.kernel = a->s.kernel,
 	};
 	struct hm_data_obj obj;
-	uint64_t before[64];
 
 	/* A trap's, a PEBS record's or a skidded timer sample's registers are those after
 	 * the access: the ones it wrote no longer hold what typed its address
-	 * (mov rax, [rax + 8]). One that wrote none of the sampled registers (a store,
-	 * add [mem], 1) left them as they were: no copy. */
-	if (after && op && q.regs_mask && (in->regs_written & (uint32_t)q.regs_mask)) {
-		q.regs_mask = regs_before(regs, in->regs_written, before);
-		q.regs = before;
-	}
+	 * (mov rax, [rax + 8]). hm_data_resolve drops them where it reads registers. */
+	if (after && op && q.regs_mask)
+		q.written = in->regs_written;
 
 	if (hm_data_resolve(r->data, &q, &obj))
 		return;

@@ -321,24 +321,6 @@ const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_ev
 	return op;
 }
 
-/* Registers sampled after the instruction ran (a watchpoint trap, a PEBS record) minus
- * those it wrote, repacked as perf packs them (one value per mask bit, lowest first);
- * returns the new mask. */
-uint64_t regs_before(const struct hm_perf_regs *regs, uint32_t written, uint64_t *out)
-{
-	uint64_t mask = 0, left = regs->mask;
-	size_t k = 0, n = 0;
-
-	for (; left; left &= left - 1, k++) {	/* the set bits, lowest first */
-		int b = __builtin_ctzll(left);
-
-		if (!(b < 32 && written >> b & 1)) {
-			out[n++] = regs->regs[k];
-			mask |= 1ull << b;
-		}
-	}
-	return mask;
-}
 
 /* A watch sample's address is the breakpoint's (bp_addr), the start of the watched
  * range. The access may be further in (--watch ADDR/8 over a 4-byte field at +4): its

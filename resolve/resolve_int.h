@@ -70,7 +70,4 @@ const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_ev
 /* Watch: the accessing instruction (the one ending at the trap's ip) and its address. */
 const struct hm_memop *watch_site(struct hm_resolver *r, const struct hm_perf_event *ev,
 				  struct hm_access *a, struct hm_insn *in);
-/* Registers after an instruction ran, minus those it wrote, repacked; the new mask. */
-uint64_t regs_before(const struct hm_perf_regs *regs, uint32_t written, uint64_t *out);
-
 #endif

@@ -69,6 +69,9 @@ struct hm_data_query {
 	const struct hm_memop *op;	/* its memory operand, or NULL: the first data operand */
 	uint64_t regs_mask;		/* sampled user registers, perf layout; regs may be NULL */
 	const uint64_t *regs;
+	uint32_t written;		/* registers (enum hm_reg bits) the access wrote, when
+					 * regs were sampled after it (a trap, a PEBS record, a
+					 * skidded timer sample): their values are not used */
 	uint8_t kernel;			/* ip and addr are the kernel's (hm_data_set_kernel);
 					 * regs are the interrupted kernel registers */
 };

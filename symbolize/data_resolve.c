@@ -348,8 +348,37 @@ static int umemo_hit(const struct hm_data *d, const struct umemo *u,
 	       u->given == (q->op != NULL);
 }
 
-int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out)
+/* q without the registers the access wrote (q->written), repacked as perf packs them
+ * (one value per mask bit, lowest first) into buf: asked only where registers are read,
+ * after the table above. */
+static const struct hm_data_query *regs_before(const struct hm_data_query *q,
+					       struct hm_data_query *copy, uint64_t *buf)
 {
+	uint64_t mask = 0, left = q->regs_mask;
+	size_t k = 0, n = 0;
+
+	if (!q->regs || !(q->written & (uint32_t)q->regs_mask))
+		return q;	/* it wrote none of them (a store, add [mem], 1) */
+	for (; left; left &= left - 1, k++) {	/* the set bits, lowest first */
+		int b = __builtin_ctzll(left);
+
+		if (!(b < 32 && q->written >> b & 1)) {
+			buf[n++] = q->regs[k];
+			mask |= 1ull << b;
+		}
+	}
+	*copy = *q;
+	copy->regs_mask = mask;
+	copy->regs = buf;
+	copy->written = 0;
+	return copy;
+}
+
+int hm_data_resolve(struct hm_data *d, const struct hm_data_query *qin, struct hm_data_obj *out)
+{
+	struct hm_data_query qb;
+	const struct hm_data_query *q = qin;
+	uint64_t before[64];
 	struct umemo *u = NULL;
 	struct data_proc *p;
 	const struct data_image *code, *img = NULL, *exe;
@@ -365,6 +394,7 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_
 	if (q->kernel) {
 		struct data_image kmod;
 
+		q = regs_before(qin, &qb, before);
 		code = d->kimg.mod ? &d->kimg : NULL;
 		if (code && (exe = kernel_module(d, q->ip, &kmod)))
 			code = exe;
@@ -382,6 +412,7 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_
 			return 0;
 		}
 	}
+	q = regs_before(qin, &qb, before);
 	p = data_proc_get(d, q->pid, 0);
 	code = data_image_at(p, q->ip);
 	op = operand(d, q, code, &insn);

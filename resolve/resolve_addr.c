@@ -134,7 +134,7 @@ static int ip_jump_target(struct hm_resolver *r, const struct hm_sample *s)
 	return e->target > 0;
 }
 
-static void count_skid(struct hm_resolve_stats *st, const struct hm_skid_pick *p)
+static void count_skid(struct hm_resolve_stats *st, const struct hm_skid_pick *p, int store)
 {
 	st->skid_jump_target += p->jump_target;
 	if (p->rule == HM_SKID_AT_IP) {
@@ -144,32 +144,50 @@ static void count_skid(struct hm_resolve_stats *st, const struct hm_skid_pick *p
 	st->skid++;
 	st->skid_over += p->over;
 	st->skid_lost += p->rule == HM_SKID_LOST;
-	if (p->op->access == HM_ACC_STORE)
+	if (store)
 		st->skid_store++;
 	else
 		st->skid_load++;
 }
 
 /* Timer: the charged instruction (resolve/skid.h) in *in and its operand; *before set
- * when that is the instruction before ip, whose registers are those after it ran. */
+ * when that is the instruction before ip, whose registers are those after it ran. The
+ * choice depends on ip alone once the instruction there decoded (a failed read of the
+ * code is counted on every sample, so then it is made each time): kept in its decode
+ * cache entry, a repeat costs one lookup. */
 static const struct hm_memop *timer_pick(struct hm_resolver *r, struct hm_access *a,
 					 struct hm_insn *in, int *before)
 {
+	struct dent *e = dcache(r, &a->s);
 	struct hm_insn at, prev;
-	int have_at = decode_at(r, &a->s, &at) == 0;
-	int have_prev = insn_before(r, a, &prev) == 0;
 	struct hm_skid_pick p;
+	int have_at, have_prev;
 
-	if (!have_at && !have_prev)
-		return NULL;
-	p = hm_skid_choose(have_at ? &at : NULL, have_prev ? &prev : NULL,
-			   have_prev && data_operand(&prev) && ip_jump_target(r, &a->s));
+	if (e->pick) {
+		p = (struct hm_skid_pick){ .rule = (enum hm_skid_rule)(e->pick - 1),
+					   .over = e->pick_over, .jump_target = e->pick_jump };
+		p.in = p.rule == HM_SKID_AT_IP ? &e->in_at : &e->in_before;
+	} else {
+		have_at = decode_at(r, &a->s, &at) == 0;
+		have_prev = insn_before(r, a, &prev) == 0;
+		if (!have_at && !have_prev)
+			return NULL;
+		p = hm_skid_choose(have_at ? &at : NULL, have_prev ? &prev : NULL,
+				   have_prev && data_operand(&prev) &&
+				   ip_jump_target(r, &a->s));
+		if (have_at) {	/* e->in_at and e->in_before hold what at and prev do */
+			e->pick = (int8_t)(p.rule + 1);
+			e->pick_over = p.over;
+			e->pick_jump = p.jump_target;
+			e->pick_store = p.op && p.op->access == HM_ACC_STORE;
+		}
+	}
 	if (p.rule == HM_SKID_NONE) {
 		r->st.skid_jump_target += p.jump_target;
 		r->st.not_memory++;
 		return NULL;
 	}
-	count_skid(&r->st, &p);
+	count_skid(&r->st, &p, e->pick ? e->pick_store : p.op->access == HM_ACC_STORE);
 	*in = *p.in;
 	*before = p.rule != HM_SKID_AT_IP;
 	if (*before)

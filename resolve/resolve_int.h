@@ -46,6 +46,10 @@ struct dent {
 	int8_t at, before;		/* 0 not tried, 1 decoded, -1 not an instruction */
 	int8_t target;			/* a direct jump lands on ip: 0 not tried, 1 yes, -1 no */
 	int8_t spin;			/* a pause loop around ip: 0 not tried, 1 yes, -1 no */
+	/* timer_pick's answer, kept once the instruction at ip decoded (the choice is
+	 * then a function of ip alone: resolve/skid.h): 0 not kept, else rule + 1 */
+	int8_t pick;
+	uint8_t pick_over, pick_jump, pick_store;
 	struct hm_insn in_at, in_before;
 };
 

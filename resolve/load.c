@@ -437,8 +437,9 @@ static int read_samples(struct hm_recording *rec, int stream,
 	struct hm_access parts[HM_RESOLVE_MAX_PARTS];
 	struct hm_perf_event own;
 	const struct hm_perf_event *ev = &own;
+	const struct hm_perf_attr *last = NULL;
 	size_t cap = 0, np;
-	int rc;
+	int rc, alloc = 0;
 
 	while ((rc = rec->ahead ? hm_pd_ahead_next(rec->ahead, &ev, err)
 				: hm_perfdata_next(rec->pd, &own, err)) > 0) {
@@ -454,7 +455,11 @@ static int read_samples(struct hm_recording *rec, int stream,
 					(uint32_t)ev->sample.period);
 			continue;
 		}
-		if (hm_alloc_is_sample(ev))
+		if (ev->attr != last) {	/* asked by name: once per run of one event */
+			last = ev->attr;
+			alloc = hm_alloc_is_sample(ev);
+		}
+		if (alloc)
 			continue;	/* a malloc-family probe: rec->alloc has it */
 		/* a wide access is one access per member it covers (resolve_wide.c) */
 		np = hm_resolver_sample_parts(rec->resolver, ev, parts, HM_RESOLVE_MAX_PARTS);

@@ -122,8 +122,12 @@ void hm_code_close(struct hm_code *c)
 
 static struct code_proc *proc_get(struct hm_code *c, uint32_t pid, int create)
 {
-	struct code_proc *p = hm_map64_get(&c->procs, (uint64_t)pid + 1);
+	struct code_proc *p;
 
+	if (c->last_proc && c->last_proc->pid == pid)	/* samples come in runs of one pid */
+		return c->last_proc;
+	if ((p = hm_map64_get(&c->procs, (uint64_t)pid + 1)))
+		c->last_proc = p;
 	if (p || !create)
 		return p;
 	p = hm_arena_alloc(&c->arena, sizeof(*p));

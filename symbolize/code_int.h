@@ -164,6 +164,7 @@ struct hm_code {
 	struct code_dso *dsos;
 	struct hm_hash build_ids;	/* file -> struct code_bid */
 	struct hm_map64 procs;		/* pid + 1 -> struct code_proc */
+	struct code_proc *last_proc;	/* proc_get's last answer */
 	struct code_proc *proc_list;
 	struct code_kernel k;
 	Dwfl *fetch_dwfl;		/* owns the debuginfod client */

@@ -10,6 +10,11 @@ GROW=build/bench/perfgrow
 
 "$GROW" $R/false_sharing.data "$T/grown.data" 40000 >/dev/null 2>"$T/grow.err" ||
 	nok "grow a recording for the threaded read" "$(cat "$T/grow.err")"
+# Three repetitions 10^14 ns apart: a default batch spans more than its packed sort keys
+# hold (resolve/load.c sort_batch: 2^46 ns), so it is sorted by both fields; --batch 997
+# packs them. Same order either way.
+"$GROW" $R/false_sharing.data "$T/spread.data" 2631 --span-ns 100000000000000 >/dev/null \
+	2>"$T/grow.err" || nok "grow a recording over days" "$(cat "$T/grow.err")"
 
 same() {	# NAME ARGS...: report ARGS with --jobs 1, --jobs 2, and --jobs 2 --batch 997
 	local name=$1 a b c
@@ -25,7 +30,7 @@ same() {	# NAME ARGS...: report ARGS with --jobs 1, --jobs 2, and --jobs 2 --bat
 	fi
 }
 
-for f in "$T/grown" $R/wide_stats $R/true_sharing $R/objects_heap \
+for f in "$T/grown" "$T/spread" $R/wide_stats $R/true_sharing $R/objects_heap \
 	 $R/confirm_rotate_spin $R/interleaved; do
 	n=$(basename "$f")
 	same "$n: text, one thread = two = small batches" -i "$f.data"

@@ -133,6 +133,9 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
+	/* the file read ahead on a second thread; the replays' layouts load through libdw,
+	 * so the accesses are not handed to a thread of their own (resolve/handoff.h) */
+	a->ro.jobs = cli_jobs_default();
 	a->max_lines = WHATIF_MAX_LINES;
 	a->input = "perf.data";
 	a->line_size = 64;

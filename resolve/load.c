@@ -2,6 +2,7 @@
 
 #include "resolve/alloc.h"
 #include "resolve/handoff.h"
+#include "resolve/order.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -143,133 +144,6 @@ static void track_map(const struct hm_perf_event *ev, void *r)
 	hm_resolver_track(r, ev);
 }
 
-/* --- streaming in time order ---
- * perf and hitmap write each ring buffer (one per CPU, or per thread) in turn, so file
- * order is time order only within a ring. A batch is sorted by time and handed on up to
- * the latest time every ring seen in it has reached (the smallest of the last times per
- * CPU and per thread): later samples of those rings cannot be older. The rest waits for
- * the next batch, but never more than half of it, so memory stays one batch. */
-
-struct order {
-	struct hm_map64 last;		/* ring key -> uint64_t last time in this batch */
-	struct hm_arena ar;
-	struct okey *keys, *tmp;	/* tmp: sort_batch's merge arrays (2 words a key) */
-	uint8_t *gone;			/* gather_cut: a bit per position handed on */
-	uint64_t seen[2], *seen_t[2];	/* note_ring's last thread and CPU ring (0: none) */
-};
-
-struct okey {
-	uint64_t time;
-	size_t idx;
-};
-
-static int cmp_okey(const void *x, const void *y)
-{
-	const struct okey *a = x, *b = y;
-
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
-}
-
-/* The end of the ascending run of k[0..n) that starts at i. */
-static size_t run_end(const uint64_t *k, size_t i, size_t n)
-{
-	while (++i < n && k[i] >= k[i - 1])
-		;
-	return i;
-}
-
-/* Sorts k[0..n) (distinct): a batch is a few runs already in time order, one per ring
- * flush, so runs are merged pairwise until one is left (tmp: n more keys); qsort took
- * 10% of a report. Returns the array that holds the result. */
-static uint64_t *merge_runs(uint64_t *k, uint64_t *tmp, size_t n)
-{
-	for (;;) {
-		size_t i = 0, runs = 0;
-
-		while (i < n) {
-			size_t a = run_end(k, i, n), b = a < n ? run_end(k, a, n) : n, x = i, y = a;
-
-			runs++;
-			while (x < a && y < b)
-				tmp[i++] = k[y] < k[x] ? k[y++] : k[x++];
-			memcpy(&tmp[i], &k[x], (a - x) * sizeof(*k));
-			i += a - x;
-			memcpy(&tmp[i], &k[y], (b - y) * sizeof(*k));
-			i += b - y;
-		}
-		if (runs <= 1)
-			return tmp;
-		uint64_t *t = k;
-
-		k = tmp;
-		tmp = t;
-	}
-}
-
-/* The batch's accesses by (time, position) in o->keys. Each key is packed into one
- * number, time since the batch's first in the high bits and position in the low, so that
- * the merge compares one word (a two-field compare was half its cost); a batch whose
- * times span more than those bits leave (19 hours at the default batch) is sorted by
- * both fields. */
-static struct okey *sort_batch(struct order *o, const struct hm_access *acc, size_t n)
-{
-	uint64_t tmin = UINT64_MAX, tmax = 0, *a = (uint64_t *)o->tmp, *r;
-	unsigned ib = 1;
-
-	for (size_t i = 0; i < n; i++) {
-		tmin = acc[i].s.time < tmin ? acc[i].s.time : tmin;
-		tmax = acc[i].s.time > tmax ? acc[i].s.time : tmax;
-		o->keys[i] = (struct okey){ acc[i].s.time, i };
-	}
-	while (ib < 63 && (n - 1) >> ib)
-		ib++;
-	if (!n || (tmax - tmin) >> (64 - ib)) {
-		if (n)
-			hm_sort(o->keys, n, sizeof(*o->keys), cmp_okey);
-		return o->keys;
-	}
-	for (size_t i = 0; i < n; i++)	/* o->tmp holds 2n words: both merge arrays */
-		a[i] = (acc[i].s.time - tmin) << ib | i;
-	r = merge_runs(a, a + n, n);
-	for (size_t i = 0; i < n; i++)
-		o->keys[i] = (struct okey){ (r[i] >> ib) + tmin, (size_t)(r[i] & ((1ull << ib) - 1)) };
-	return o->keys;
-}
-
-static void note_ring(struct order *o, int kind, uint64_t key, uint64_t time)
-{
-	uint64_t *t = o->seen[kind] == key ? o->seen_t[kind] : hm_map64_get(&o->last, key);
-
-	o->seen[kind] = key;	/* runs of one thread and CPU: the last ring is asked again */
-	if (!t) {
-		t = hm_arena_alloc(&o->ar, sizeof(*t));
-		hm_map64_put(&o->last, key, t);
-	}
-	o->seen_t[kind] = t;
-	*t = time;
-}
-
-static uint64_t watermark(const struct order *o)
-{
-	uint64_t w = UINT64_MAX;
-
-	for (size_t i = 0; i < o->last.cap; i++) {
-		const uint64_t *t = o->last.slots[i].val;
-
-		if (o->last.slots[i].key && *t < w)
-			w = *t;
-	}
-	return w;
-}
-
-static void note_rings(struct order *o, const struct hm_access *x)
-{
-	note_ring(o, 0, 1ull << 63 | (uint64_t)x->s.pid << 32 | x->s.tid, x->s.time);
-	note_ring(o, 1, 1ull << 62 | x->s.cpu, x->s.time);
-}
-
 /* Names the batch's accesses again from the objects typed since they were read
  * (resolve_enclose.c); those that now cover several members become one access each, as
  * far as cap allows (a streamed batch stays within its size). Returns rec->n. */
@@ -316,53 +190,6 @@ static size_t enclose(struct hm_recording *rec, size_t cap)
 	return rec->n = m;
 }
 
-/* Puts acc in the order of k (acc[i] becomes the old acc[k[i].idx]) in place, cycle by
- * cycle: a second batch-sized array of accesses (50 MB by default) is not needed. k's
- * indices are used up. */
-static void permute(struct hm_access *acc, struct okey *k, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct hm_access first;
-		size_t j = i;
-
-		if (k[i].idx == i)
-			continue;	/* in place, or its cycle is done */
-		first = acc[i];
-		for (;;) {
-			size_t from = k[j].idx;
-
-			k[j].idx = j;
-			if (from == i) {
-				acc[j] = first;
-				break;
-			}
-			acc[j] = acc[from];
-			j = from;
-		}
-	}
-}
-
-/* The cut: the first cut of the n sorted keys k, up to the latest time every ring has
- * reached, at least half (all when final). Resets the rings for the next batch. */
-static size_t cut_at(struct order *o, const struct okey *k, size_t n, int final)
-{
-	size_t cut = n;
-	uint64_t w;
-
-	if (!final) {
-		w = watermark(o);
-		for (cut = 0; cut < n && k[cut].time <= w; cut++)
-			;
-		if (cut < (n + 1) / 2)
-			cut = (n + 1) / 2;
-	}
-	hm_map64_free(&o->last);
-	hm_map64_init(&o->last);
-	hm_arena_free(&o->ar);
-	o->seen[0] = o->seen[1] = 0;
-	return cut;
-}
-
 /* The last steps before flush, on accesses in time order. */
 static void name_cut(struct hm_recording *rec, struct hm_access *acc, size_t n)
 {
@@ -376,11 +203,8 @@ static void name_cut(struct hm_recording *rec, struct hm_access *acc, size_t n)
  * copy), and the rest is moved to the front in its order in the batch. That is not time
  * order, but the next sort puts it there the same way: keys are (time, position), and
  * both orders rank equal times of the rest alike and before every later access. */
-static int gather_cut(struct hm_recording *rec, const struct okey *k, size_t n, size_t cut)
+static int gather_cut(struct hm_recording *rec, const struct hm_okey *k, size_t n, size_t cut)
 {
-	struct order *o = rec->order;
-	size_t j = 0;
-
 	for (size_t i = 0; i < cut; i += HM_HANDOFF_CHUNK) {
 		size_t m = cut - i < HM_HANDOFF_CHUNK ? cut - i : HM_HANDOFF_CHUNK;
 		struct hm_access *s = hm_handoff_slot(rec->handoff);
@@ -392,38 +216,29 @@ static int gather_cut(struct hm_recording *rec, const struct okey *k, size_t n, 
 		name_cut(rec, s, m);
 		hm_handoff_commit(rec->handoff, m);
 	}
-	memset(o->gone, 0, (n + 7) / 8);
-	for (size_t i = 0; i < cut; i++)
-		o->gone[k[i].idx / 8] |= (uint8_t)(1u << (k[i].idx % 8));
-	for (size_t p = 0; p < n; p++) {
-		if (o->gone[p / 8] & (1u << (p % 8)))
-			continue;
-		if (j != p)
-			rec->acc[j] = rec->acc[p];
-		j++;
-	}
+	hm_order_compact(rec->order, rec->acc, k, n, cut);
 	return 0;
 }
 
 /* Hands the batch on in time order; all of it when final. */
 static int flush_ordered(struct hm_recording *rec, int final)
 {
-	struct order *o = rec->order;
-	struct okey *k;
+	struct hm_order *o = rec->order;
+	struct hm_okey *k;
 	size_t n = rec->n, cut;
 
 	n = enclose(rec, rec->batch);
-	k = sort_batch(o, rec->acc, n);
+	k = hm_order_sort(o, rec->acc, n);
 	if (rec->handoff) {
-		cut = cut_at(o, k, n, final);
+		cut = hm_order_cut(o, k, n, final);
 		if (gather_cut(rec, k, n, cut))
 			return -1;
 		rec->total += cut;
 		rec->n = n - cut;
 		return 0;
 	}
-	permute(rec->acc, k, n);
-	cut = cut_at(o, k, n, final);
+	hm_order_permute(rec->acc, k, n);
+	cut = hm_order_cut(o, k, n, final);
 	name_cut(rec, rec->acc, cut);
 	if (cut && rec->flush(rec->acc, cut, rec->flush_arg))
 		return -1;
@@ -438,20 +253,10 @@ static struct hm_access *push(struct hm_recording *rec, size_t *cap)
 	if (rec->batch && rec->n == rec->batch && flush_ordered(rec, 0))
 		return NULL;
 	if (rec->batch && !*cap) {
-		struct order *o = calloc(1, sizeof(*o));
-
 		*cap = rec->batch;
 		rec->acc = malloc(*cap * sizeof(*rec->acc));
-		if (!o || !rec->acc || !(o->keys = malloc(*cap * sizeof(*o->keys))) ||
-		    !(o->tmp = malloc(*cap * sizeof(*o->tmp))) ||
-		    !(o->gone = malloc((*cap + 7) / 8))) {
-			free(o ? o->keys : NULL);
-			free(o ? o->tmp : NULL);
-			free(o);
+		if (!rec->acc || !(rec->order = hm_order_new(*cap)))
 			return NULL;
-		}
-		hm_map64_init(&o->last);
-		rec->order = o;
 	}
 	if (rec->n == *cap) {
 		*cap = *cap ? *cap * 2 : 4096;
@@ -504,7 +309,7 @@ static int read_samples(struct hm_recording *rec, int stream,
 			if (keep && !keep(x, ctx))
 				rec->n--;
 			else if (rec->order)
-				note_rings(rec->order, x);
+				hm_order_note(rec->order, x);
 		}
 	}
 	if (rc >= 0 && rec->order && rec->n && flush_ordered(rec, 1))
@@ -648,16 +453,7 @@ int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
 
 void hm_recording_free(struct hm_recording *rec)
 {
-	struct order *o = rec->order;
-
-	if (o) {
-		hm_map64_free(&o->last);
-		hm_arena_free(&o->ar);
-		free(o->keys);
-		free(o->tmp);
-		free(o->gone);
-		free(o);
-	}
+	hm_order_free(rec->order);
 	free(rec->acc);
 	hm_watched_free(&rec->watched);
 	hm_alloc_map_free(rec->alloc);

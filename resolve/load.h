@@ -21,7 +21,7 @@ struct hm_recording {
 	size_t batch;			/* hm_recording_stream: accesses per flush */
 	int (*flush)(const struct hm_access *acc, size_t n, void *arg);
 	void *flush_arg;
-	struct order *order;		/* load.c: time order across batches */
+	struct hm_order *order;		/* time order across batches (resolve/order.h) */
 	struct hm_handoff *handoff;	/* flush's thread (o->jobs 2), or NULL */
 	struct hm_pd_ahead *ahead;	/* the file's reader thread (o->jobs 2), or NULL */
 	struct hm_watched watched;	/* a rotated watch recording's slices, else empty */

@@ -1,0 +1,213 @@
+#include "resolve/order.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/arena.h"
+#include "core/hash.h"
+#include "core/sort.h"
+
+struct hm_order {
+	struct hm_map64 last;		/* ring key -> uint64_t last time in this batch */
+	struct hm_arena ar;
+	struct hm_okey *keys, *tmp;	/* tmp: hm_order_sort's merge arrays (2 words a key) */
+	uint8_t *gone;			/* hm_order_compact: a bit per position gone on */
+	uint64_t seen[2], *seen_t[2];	/* note_ring's last thread and CPU ring (0: none) */
+};
+
+static int cmp_okey(const void *x, const void *y)
+{
+	const struct hm_okey *a = x, *b = y;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* The end of the ascending run of k[0..n) that starts at i. */
+static size_t run_end(const uint64_t *k, size_t i, size_t n)
+{
+	while (++i < n && k[i] >= k[i - 1])
+		;
+	return i;
+}
+
+/* Sorts k[0..n) (distinct): a batch is a few runs already in time order, one per ring
+ * flush, so runs are merged pairwise until one is left (tmp: n more keys); qsort took
+ * 10% of a report. Returns the array that holds the result. */
+static uint64_t *merge_runs(uint64_t *k, uint64_t *tmp, size_t n)
+{
+	for (;;) {
+		size_t i = 0, runs = 0;
+
+		while (i < n) {
+			size_t a = run_end(k, i, n), b = a < n ? run_end(k, a, n) : n, x = i, y = a;
+
+			runs++;
+			while (x < a && y < b)
+				tmp[i++] = k[y] < k[x] ? k[y++] : k[x++];
+			memcpy(&tmp[i], &k[x], (a - x) * sizeof(*k));
+			i += a - x;
+			memcpy(&tmp[i], &k[y], (b - y) * sizeof(*k));
+			i += b - y;
+		}
+		if (runs <= 1)
+			return tmp;
+		uint64_t *t = k;
+
+		k = tmp;
+		tmp = t;
+	}
+}
+
+/* The batch's accesses by (time, position) in o->keys. Each key is packed into one
+ * number, time since the batch's first in the high bits and position in the low, so that
+ * the merge compares one word (a two-field compare was half its cost); a batch whose
+ * times span more than those bits leave (19 hours at the default batch) is sorted by
+ * both fields. */
+struct hm_okey *hm_order_sort(struct hm_order *o, const struct hm_access *acc, size_t n)
+{
+	uint64_t tmin = UINT64_MAX, tmax = 0, *a = (uint64_t *)o->tmp, *r;
+	unsigned ib = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		tmin = acc[i].s.time < tmin ? acc[i].s.time : tmin;
+		tmax = acc[i].s.time > tmax ? acc[i].s.time : tmax;
+		o->keys[i] = (struct hm_okey){ acc[i].s.time, i };
+	}
+	while (ib < 63 && (n - 1) >> ib)
+		ib++;
+	if (!n || (tmax - tmin) >> (64 - ib)) {
+		if (n)
+			hm_sort(o->keys, n, sizeof(*o->keys), cmp_okey);
+		return o->keys;
+	}
+	for (size_t i = 0; i < n; i++)	/* o->tmp holds 2n words: both merge arrays */
+		a[i] = (acc[i].s.time - tmin) << ib | i;
+	r = merge_runs(a, a + n, n);
+	for (size_t i = 0; i < n; i++)
+		o->keys[i] = (struct hm_okey){ (r[i] >> ib) + tmin, (size_t)(r[i] & ((1ull << ib) - 1)) };
+	return o->keys;
+}
+
+static void note_ring(struct hm_order *o, int kind, uint64_t key, uint64_t time)
+{
+	uint64_t *t = o->seen[kind] == key ? o->seen_t[kind] : hm_map64_get(&o->last, key);
+
+	o->seen[kind] = key;	/* runs of one thread and CPU: the last ring is asked again */
+	if (!t) {
+		t = hm_arena_alloc(&o->ar, sizeof(*t));
+		hm_map64_put(&o->last, key, t);
+	}
+	o->seen_t[kind] = t;
+	*t = time;
+}
+
+static uint64_t watermark(const struct hm_order *o)
+{
+	uint64_t w = UINT64_MAX;
+
+	for (size_t i = 0; i < o->last.cap; i++) {
+		const uint64_t *t = o->last.slots[i].val;
+
+		if (o->last.slots[i].key && *t < w)
+			w = *t;
+	}
+	return w;
+}
+
+void hm_order_note(struct hm_order *o, const struct hm_access *x)
+{
+	note_ring(o, 0, 1ull << 63 | (uint64_t)x->s.pid << 32 | x->s.tid, x->s.time);
+	note_ring(o, 1, 1ull << 62 | x->s.cpu, x->s.time);
+}
+
+/* Puts acc in the order of k (acc[i] becomes the old acc[k[i].idx]) in place, cycle by
+ * cycle: a second batch-sized array of accesses (50 MB by default) is not needed. k's
+ * indices are used up. */
+void hm_order_permute(struct hm_access *acc, struct hm_okey *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct hm_access first;
+		size_t j = i;
+
+		if (k[i].idx == i)
+			continue;	/* in place, or its cycle is done */
+		first = acc[i];
+		for (;;) {
+			size_t from = k[j].idx;
+
+			k[j].idx = j;
+			if (from == i) {
+				acc[j] = first;
+				break;
+			}
+			acc[j] = acc[from];
+			j = from;
+		}
+	}
+}
+
+/* The cut: the first cut of the n sorted keys k, up to the latest time every ring has
+ * reached, at least half (all when final). Resets the rings for the next batch. */
+size_t hm_order_cut(struct hm_order *o, const struct hm_okey *k, size_t n, int final)
+{
+	size_t cut = n;
+	uint64_t w;
+
+	if (!final) {
+		w = watermark(o);
+		for (cut = 0; cut < n && k[cut].time <= w; cut++)
+			;
+		if (cut < (n + 1) / 2)
+			cut = (n + 1) / 2;
+	}
+	hm_map64_free(&o->last);
+	hm_map64_init(&o->last);
+	hm_arena_free(&o->ar);
+	o->seen[0] = o->seen[1] = 0;
+	return cut;
+}
+
+
+struct hm_order *hm_order_new(size_t cap)
+{
+	struct hm_order *o = calloc(1, sizeof(*o));
+
+	if (!o || !(o->keys = malloc(cap * sizeof(*o->keys))) ||
+	    !(o->tmp = malloc(cap * sizeof(*o->tmp))) || !(o->gone = malloc((cap + 7) / 8))) {
+		hm_order_free(o);
+		return NULL;
+	}
+	hm_map64_init(&o->last);
+	return o;
+}
+
+void hm_order_free(struct hm_order *o)
+{
+	if (!o)
+		return;
+	hm_map64_free(&o->last);
+	hm_arena_free(&o->ar);
+	free(o->keys);
+	free(o->tmp);
+	free(o->gone);
+	free(o);
+}
+
+void hm_order_compact(struct hm_order *o, struct hm_access *acc, const struct hm_okey *k,
+		      size_t n, size_t cut)
+{
+	size_t j = 0;
+
+	memset(o->gone, 0, (n + 7) / 8);
+	for (size_t i = 0; i < cut; i++)
+		o->gone[k[i].idx / 8] |= (uint8_t)(1u << (k[i].idx % 8));
+	for (size_t p = 0; p < n; p++) {
+		if (o->gone[p / 8] & (1u << (p % 8)))
+			continue;
+		if (j != p)
+			acc[j] = acc[p];
+		j++;
+	}
+}

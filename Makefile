@@ -69,7 +69,8 @@ examples:
 test: $(BIN) $(TEST_BINS) $(TOOL_BINS) $(BUILD)/bench/perfgrow examples
 	@BUILD=$(BUILD) HITMAP=./$(BIN) tests/run.sh
 
-# The whole suite, then again under ASan+UBSan; one closing line for both.
+# The whole suite, then again under ASan+UBSan, then the threads' checks under TSan; one
+# closing line for all.
 check: deps
 	@$(MAKE) --no-print-directory all $(TEST_BINS) $(TOOL_BINS) $(BUILD)/bench/perfgrow examples >/dev/null
 	@$(MAKE) --no-print-directory asan-build >/dev/null

@@ -95,6 +95,9 @@ struct hm_lines_acc {
  * or it was dropped). */
 const struct hm_icarry *hm_lines_acc_carry(const struct hm_lines_acc *m, uint32_t pid,
 					   uint64_t addr);
+/* Room for n + add elements of p (an arena array that holds n in a power-of-two
+ * capacity): p, or a copy in a larger one. */
+void *hm_lines_grow(struct hm_arena *a, void *p, size_t n, size_t add, size_t size);
 /* The smallest power of two >= n (1 for 0): the capacity of an array that grows. */
 size_t hm_lines_pow2cap(size_t n);
 uint64_t hm_lines_mix(uint64_t pid, uint64_t addr);

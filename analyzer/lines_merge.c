@@ -22,8 +22,7 @@ size_t hm_lines_pow2cap(size_t n)
 	return c;
 }
 
-/* Room for n + add elements of p, which holds n in a power-of-two capacity. */
-static void *grow(struct hm_arena *a, void *p, size_t n, size_t add, size_t size)
+void *hm_lines_grow(struct hm_arena *a, void *p, size_t n, size_t add, size_t size)
 {
 	void *q;
 
@@ -153,7 +152,7 @@ static void add_counts(struct hm_arena *a, struct hm_count **dst, uint32_t *nd,
 		for (j = 0; j < *nd && ((*dst)[j].id != s->id || (*dst)[j].pid != s->pid); j++)
 			;
 		if (j == *nd) {
-			*dst = grow(a, *dst, *nd, 1, sizeof(**dst));
+			*dst = hm_lines_grow(a, *dst, *nd, 1, sizeof(**dst));
 			(*dst)[(*nd)++] = *s;
 			continue;
 		}
@@ -181,7 +180,7 @@ static void add_sites(struct hm_arena *a, struct hm_lfield *d, const struct hm_l
 		for (j = 0; j < d->nr_sites && !same_site(&d->sites[j], &f->sites[i]); j++)
 			;
 		if (j == d->nr_sites) {
-			d->sites = grow(a, d->sites, d->nr_sites, 1, sizeof(*d->sites));
+			d->sites = hm_lines_grow(a, d->sites, d->nr_sites, 1, sizeof(*d->sites));
 			d->sites[d->nr_sites++] = f->sites[i];
 			continue;
 		}
@@ -225,7 +224,7 @@ static uint32_t add_row(struct hm_arena *a, struct hm_line *d, const struct hm_l
 					 d->fields[j].size != f->size); j++)
 		;
 	if (j == d->nr_fields) {
-		d->fields = grow(a, d->fields, d->nr_fields, 1, sizeof(*d->fields));
+		d->fields = hm_lines_grow(a, d->fields, d->nr_fields, 1, sizeof(*d->fields));
 		g = &d->fields[d->nr_fields++];
 		memset(g, 0, sizeof(*g));
 		g->offset = f->offset;
@@ -256,7 +255,7 @@ static void add_inter(struct hm_arena *a, struct hm_line *d, uint32_t x, uint32_
 	for (j = 0; j < d->nr_inter && (d->inter[j].a != lo || d->inter[j].b != hi); j++)
 		;
 	if (j == d->nr_inter) {
-		d->inter = grow(a, d->inter, d->nr_inter, 1, sizeof(*d->inter));
+		d->inter = hm_lines_grow(a, d->inter, d->nr_inter, 1, sizeof(*d->inter));
 		d->inter[d->nr_inter++] = (struct hm_rowpair){ lo, hi, 0 };
 	}
 	d->inter[j].n += n;

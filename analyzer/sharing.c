@@ -2,6 +2,7 @@
  * them writing, whether their bytes overlap (true sharing) or not (false sharing), and
  * the one-sentence fix computed from the rows' offsets. */
 #include "analyzer/lines.h"
+#include "analyzer/lines_int.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -142,15 +143,7 @@ static void mat_events(struct hm_arena *a, struct hm_line *ln, const struct even
 static void add_edge(struct hm_arena *a, struct hm_line *ln, uint32_t from, uint32_t to,
 		     int conflict)
 {
-	uint32_t n = ln->nr_edges;
-
-	if (!(n & (n - 1))) {	/* 0, 1, 2, 4...: full */
-		struct hm_iedge *e = hm_arena_alloc(a, (n ? 2 * n : 1) * sizeof(*e));
-
-		if (n)
-			memcpy(e, ln->edges, n * sizeof(*e));
-		ln->edges = e;
-	}
+	ln->edges = hm_lines_grow(a, ln->edges, ln->nr_edges, 1, sizeof(*ln->edges));
 	ln->edges[ln->nr_edges++] = (struct hm_iedge){ from & ~HM_ROW_CARRIED, to, (uint8_t)conflict };
 }
 
@@ -184,11 +177,12 @@ void hm_sharing_interleave(struct hm_arena *a, struct hm_line *ln, const struct 
 		    own_step(&st.own, x->tid, x->writes, rows[i], &from)) {
 			ln->transfers++;
 			f->transfers++;
-			if (from & HM_ROW_CARRIED)
+			if (from & HM_ROW_CARRIED) {
 				add_edge(a, ln, from, rows[i], 0);
-			else
+			} else {
 				add_event(&e, from, rows[i]);
-			total++;
+				total++;
+			}
 		}
 		if (x->source != HM_SRC_TIMER)
 			continue;

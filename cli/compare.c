@@ -60,9 +60,9 @@ static void compare_usage(FILE *out)
 		"                         and the fields on them not counted (a note says so)\n"
 		"  --vmlinux-a F, -b F    each side's kernel (default: the -dbg package's of the\n"
 		"                         recorded release); one of another build is refused\n"
-		"  --jobs N               2 (the default with two CPUs online): each run's samples\n"
-		"                         resolved on one thread, its tables built on another;\n"
-		"                         1: one thread. The output is the same byte for byte\n"
+		"  --jobs N               2 (the default with two CPUs online): each run is read,\n"
+		"                         resolved and tabulated on three threads at once; 1: one\n"
+		"                         thread. The output is the same byte for byte\n"
 		"  --json                 hitmap.compare/1\n"
 		"  --wide                 text lines as long as they come (default: wrapped at 120)\n",
 		HM_CMP_MAX_LINES);
@@ -150,8 +150,8 @@ static int option(struct compare_args *a, int argc, char **argv, int *i)
 	case 4: a->ro.sysroot = val; return 1;
 	case 5: a->ro.buildid_dir = val; return 1;
 	case 6: a->vmlinux_a = val; return 1;
-	case 10: return cli_jobs("compare", val, &a->ro.jobs) ? -1 : 1;
 	case 7: a->vmlinux_b = val; return 1;
+	case 10: return cli_jobs("compare", val, &a->ro.jobs) ? -1 : 1;
 	case 9: {
 		char *end;
 

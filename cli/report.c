@@ -35,7 +35,6 @@ struct report_args {
 	uint32_t line_size;
 	uint64_t window_ns;
 	size_t batch, max_lines;
-	int jobs;
 	struct hm_resolve_opts ro;
 };
 
@@ -81,9 +80,10 @@ static void report_usage(FILE *out)
 		"                 memory is this plus per-line tables, whatever the file's size\n"
 		"  --max-lines N  distinct cache lines kept (default %d, about 2.5 GB at the\n"
 		"                 most); past it the least contended are dropped, and counted\n"
-		"  --jobs N       threads: 2 (the default with two CPUs online) resolves samples\n"
-		"                 on one while the report's tables are built on the other; 1:\n"
-		"                 one thread. The output is the same byte for byte\n",
+		"  --jobs N       2 (the default with two CPUs online): the file is read, its\n"
+		"                 samples resolved and the report's tables built on three\n"
+		"                 threads at once; 1: one thread. The output is the same byte\n"
+		"                 for byte\n",
 		HM_REPORT_BATCH, HM_REPORT_MAX_LINES);
 }
 
@@ -138,7 +138,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	a->batch = HM_REPORT_BATCH;
 	a->c2o.coalesce = HM_C2C_BY_IADDR;
 	a->max_lines = HM_REPORT_MAX_LINES;
-	a->jobs = cli_jobs_default();
+	a->ro.jobs = cli_jobs_default();
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:t:n:d:c:Nh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -188,7 +188,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				return -1;
 			a->max_lines = (size_t)v;
 			break;
-		case 'J': if (cli_jobs("report", optarg, &a->jobs)) return -1; break;
+		case 'J': if (cli_jobs("report", optarg, &a->ro.jobs)) return -1; break;
 		case 'h': report_usage(stdout); exit(HM_EXIT_OK);
 		default: cli_bad_option("report", c, argv); return -1;
 		}
@@ -456,7 +456,6 @@ int cmd_report(int argc, char **argv)
 	r.a = &a;
 	/* heat maps load struct members through libdw, which the resolver uses too: not on
 	 * a thread of their own (resolve/handoff.h) */
-	a.ro.jobs = a.jobs;
 	a.ro.flush_apart = !a.heatmap && !a.html;
 	hm_arena_init(&r.ar);
 	hm_heat_set_init(&r.heat, &r.ar, &(struct hm_heat_opts){.line_size = a.line_size});

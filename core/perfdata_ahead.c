@@ -71,15 +71,14 @@ static void fill(struct hm_pd_ahead *a, struct block *b)
 	while (b->nev < BLOCK_EVENTS && BLOCK_BYTES - b->used >= HM_PD_REC_MAX) {
 		struct hm_perf_event *ev = &b->ev[b->nev];
 		int rc = hm_perfdata_next(a->pd, ev, &b->err);
-		size_t len = HM_PD_REC_MAX;
+		size_t len;
 
 		if (rc <= 0) {
 			b->last = 1;
 			b->last_rc = rc;
 			return;
 		}
-		if (ev->size + 8u <= HM_PD_REC_MAX)
-			len = ev->size + 8u;	/* the record and its 8 zero bytes */
+		len = ev->size + 8u;	/* the record and its 8 zero bytes */
 		memcpy(b->bytes + b->used, a->pd->rec, len);
 		rebase(ev, (const uint8_t *)a->pd->rec, len, b->bytes + b->used);
 		b->used += (len + 7) & ~(size_t)7;

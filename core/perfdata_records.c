@@ -40,15 +40,23 @@ static uint64_t rec_u64(const struct hm_perfdata *pd, uint64_t idx)
 	return v;
 }
 
-static const struct hm_perf_attr *sample_attr(const struct hm_perfdata *pd)
+/* The attr of the sample record rec (size bytes): pd->rec's, or one not yet copied. */
+static const struct hm_perf_attr *sample_attr_of(const struct hm_perfdata *pd,
+						 const uint8_t *rec, uint16_t size)
 {
-	uint64_t n = (rec_size(pd) - 8u) / 8;
+	uint64_t id;
 
 	if (pd->nr_attrs == 1 || pd->id_pos < 0)
 		return pd->attrs[0];
-	if ((uint64_t)pd->id_pos >= n)
+	if ((uint64_t)pd->id_pos >= (size - 8u) / 8)
 		return NULL;
-	return attr_by_id(pd, rec_u64(pd, (uint64_t)pd->id_pos));
+	memcpy(&id, rec + 8 + (uint64_t)pd->id_pos * 8, 8);
+	return attr_by_id(pd, id);
+}
+
+static const struct hm_perf_attr *sample_attr(const struct hm_perfdata *pd)
+{
+	return sample_attr_of(pd, rec_bytes(pd), rec_size(pd));
 }
 
 static const struct hm_perf_attr *trailer_attr(const struct hm_perfdata *pd)
@@ -342,21 +350,10 @@ static int unwanted(const struct hm_perfdata *pd)
 int hm_pd_skip_unwanted(struct hm_perfdata *pd, const uint8_t *rec, uint16_t size)
 {
 	const struct hm_perf_attr *a;
-	uint64_t id;
 
-	if (!pd->want || !pd->nr_attrs)
-		return 0;
-	if (pd->nr_attrs == 1 || pd->id_pos < 0) {
-		a = pd->attrs[0];
-	} else {
-		if ((uint64_t)pd->id_pos >= (size - 8u) / 8)
-			return 0;	/* read_sample says what is wrong */
-		memcpy(&id, rec + 8 + (uint64_t)pd->id_pos * 8, 8);
-		if (!(a = attr_by_id(pd, id)))
-			return 0;
-	}
-	if (pd->want(a, pd->want_arg))
-		return 0;
+	if (!pd->want || !pd->nr_attrs || !(a = sample_attr_of(pd, rec, size)) ||
+	    pd->want(a, pd->want_arg))
+		return 0;	/* wanted; or read_sample says what is wrong */
 	pd->stats.records[PERF_RECORD_SAMPLE]++;
 	pd->stats.skipped++;
 	return 1;

@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* A flush hands on at least half a batch at once (load.c): slots for that much let the
  * reader go on while the consumer works through it. */
@@ -19,7 +18,7 @@ struct hm_handoff {
 	pthread_cond_t filled, freed;
 	struct slot slot[MAX_SLOTS];
 	size_t nslots;
-	size_t head, tail;	/* next to fill, next to consume: tail <= head <= tail + SLOTS */
+	size_t head, tail;	/* next to fill, next to consume: tail <= head <= tail + nslots */
 	int ending, failed;
 	hm_handoff_fn fn;
 	void *arg;
@@ -99,22 +98,6 @@ void hm_handoff_commit(struct hm_handoff *h, size_t n)
 	h->head++;
 	pthread_cond_signal(&h->filled);
 	pthread_mutex_unlock(&h->mu);
-}
-
-int hm_handoff_put(struct hm_handoff *h, const struct hm_access *acc, size_t n)
-{
-	while (n) {
-		size_t k = n < HM_HANDOFF_CHUNK ? n : HM_HANDOFF_CHUNK;
-		struct hm_access *s = hm_handoff_slot(h);
-
-		if (!s)
-			return -1;
-		memcpy(s, acc, k * sizeof(*acc));
-		hm_handoff_commit(h, k);
-		acc += k;
-		n -= k;
-	}
-	return 0;
 }
 
 int hm_handoff_end(struct hm_handoff *h)

@@ -23,12 +23,9 @@ struct hm_handoff;
  * flush hands on: the memory it adds); NULL when it cannot (out of memory, no thread):
  * the caller then calls fn itself. */
 struct hm_handoff *hm_handoff_start(size_t batch, hm_handoff_fn fn, void *arg);
-/* Copies acc[0..n) for the consumer; waits while its slots are full. -1 when fn has
- * failed (on this or an earlier chunk): the read should stop. */
-int hm_handoff_put(struct hm_handoff *h, const struct hm_access *acc, size_t n);
-/* The same in two steps, for a producer that writes the accesses in place: the next free
- * slot's array (room for HM_HANDOFF_CHUNK), after waiting for one; NULL when fn has
- * failed. Then commit hands its first n (1 to HM_HANDOFF_CHUNK) on. */
+/* The next free slot's array (room for HM_HANDOFF_CHUNK), for the producer to write the
+ * accesses into, after waiting for one; NULL when fn has failed (on an earlier chunk):
+ * the read should stop. Then commit hands its first n (1 to HM_HANDOFF_CHUNK) on. */
 struct hm_access *hm_handoff_slot(struct hm_handoff *h);
 void hm_handoff_commit(struct hm_handoff *h, size_t n);
 /* Waits for the consumer to finish what it was given and ends its thread; -1 when fn

@@ -73,11 +73,12 @@ struct hm_okey *hm_order_sort(struct hm_order *o, const struct hm_access *acc, s
 	for (size_t i = 0; i < n; i++) {
 		tmin = acc[i].s.time < tmin ? acc[i].s.time : tmin;
 		tmax = acc[i].s.time > tmax ? acc[i].s.time : tmax;
-		o->keys[i] = (struct hm_okey){ acc[i].s.time, i };
 	}
 	while (ib < 63 && (n - 1) >> ib)
 		ib++;
 	if (!n || (tmax - tmin) >> (64 - ib)) {
+		for (size_t i = 0; i < n; i++)
+			o->keys[i] = (struct hm_okey){ acc[i].s.time, i };
 		if (n)
 			hm_sort(o->keys, n, sizeof(*o->keys), cmp_okey);
 		return o->keys;
@@ -168,7 +169,6 @@ size_t hm_order_cut(struct hm_order *o, const struct hm_okey *k, size_t n, int f
 	o->seen[0] = o->seen[1] = 0;
 	return cut;
 }
-
 
 struct hm_order *hm_order_new(size_t cap)
 {

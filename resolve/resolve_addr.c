@@ -134,7 +134,7 @@ static int ip_jump_target(struct hm_resolver *r, const struct hm_sample *s)
 	return e->target > 0;
 }
 
-static void count_skid(struct hm_resolve_stats *st, const struct hm_skid_pick *p, int store)
+static void count_skid(struct hm_resolve_stats *st, const struct hm_skid_pick *p)
 {
 	st->skid_jump_target += p->jump_target;
 	if (p->rule == HM_SKID_AT_IP) {
@@ -144,7 +144,7 @@ static void count_skid(struct hm_resolve_stats *st, const struct hm_skid_pick *p
 	st->skid++;
 	st->skid_over += p->over;
 	st->skid_lost += p->rule == HM_SKID_LOST;
-	if (store)
+	if (p->op->access == HM_ACC_STORE)
 		st->skid_store++;
 	else
 		st->skid_load++;
@@ -179,7 +179,6 @@ static const struct hm_memop *timer_pick(struct hm_resolver *r, struct hm_access
 			e->pick = (int8_t)(p.rule + 1);
 			e->pick_over = p.over;
 			e->pick_jump = p.jump_target;
-			e->pick_store = p.op && p.op->access == HM_ACC_STORE;
 		}
 	}
 	if (p.rule == HM_SKID_NONE) {
@@ -187,12 +186,13 @@ static const struct hm_memop *timer_pick(struct hm_resolver *r, struct hm_access
 		r->st.not_memory++;
 		return NULL;
 	}
-	count_skid(&r->st, &p, e->pick ? e->pick_store : p.op->access == HM_ACC_STORE);
 	*in = *p.in;
+	p.op = data_operand(in);	/* the charged instruction's, as hm_skid_choose found it */
+	count_skid(&r->st, &p);
 	*before = p.rule != HM_SKID_AT_IP;
 	if (*before)
 		a->s.ip = in->addr;
-	return data_operand(in);
+	return p.op;
 }
 
 /* A kernel %gs: operand addresses the running CPU's per-CPU area: ea is an offset into
@@ -338,7 +338,6 @@ const struct hm_memop *timer_addr(struct hm_resolver *r, const struct hm_perf_ev
 		rep_size(r, regs, in, op, a);
 	return op;
 }
-
 
 /* A watch sample's address is the breakpoint's (bp_addr), the start of the watched
  * range. The access may be further in (--watch ADDR/8 over a 4-byte field at +4): its

@@ -49,7 +49,7 @@ struct dent {
 	/* timer_pick's answer, kept once the instruction at ip decoded (the choice is
 	 * then a function of ip alone: resolve/skid.h): 0 not kept, else rule + 1 */
 	int8_t pick;
-	uint8_t pick_over, pick_jump, pick_store;
+	uint8_t pick_over, pick_jump;
 	struct hm_insn in_at, in_before;
 };
 

@@ -199,7 +199,6 @@ static void fill(struct hm_data *d, struct data_mod *m, enum hm_method method, c
 	m->symbol_only += !type && !m->lay;
 }
 
-/* The variable at file address va of m, named into out (base left to the caller). */
 /* The variable at va in an opened module is the same on every sample that touches it,
  * and samples touch the same few over and over: the answer is kept by (module, va) in a
  * direct-mapped table, so a repeat costs a probe instead of a symbol search, a type walk
@@ -222,6 +221,7 @@ static struct global_memo *gmemo_slot(struct hm_data *d, const struct data_mod *
 	return &d->gmemo[(h >> 40) & (GMEMO_SLOTS - 1)];
 }
 
+/* The variable at file address va of m, named into out (base left to the caller). */
 static int global_at(struct hm_data *d, struct data_mod *m, uint64_t va, struct hm_data_obj *out)
 {
 	struct global_memo *g = gmemo_slot(d, m, va);

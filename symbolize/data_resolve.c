@@ -344,8 +344,8 @@ static struct umemo *umemo_slot(struct hm_data *d, const struct hm_data_query *q
 static int umemo_hit(const struct hm_data *d, const struct umemo *u,
 		     const struct hm_data_query *q)
 {
-	return u->gen == d->umemo_gen + 1 && u->ip == q->ip && u->addr == q->addr && u->pid == q->pid &&
-	       u->given == (q->op != NULL);
+	return u->gen == d->umemo_gen + 1 && u->ip == q->ip && u->addr == q->addr &&
+	       u->pid == q->pid && u->given == (q->op != NULL);
 }
 
 /* q without the registers the access wrote (q->written), repacked as perf packs them

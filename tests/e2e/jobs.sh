@@ -11,7 +11,7 @@ GROW=build/bench/perfgrow
 "$GROW" $R/false_sharing.data "$T/grown.data" 40000 >/dev/null 2>"$T/grow.err" ||
 	nok "grow a recording for the threaded read" "$(cat "$T/grow.err")"
 # Three repetitions 10^14 ns apart: a default batch spans more than its packed sort keys
-# hold (resolve/load.c sort_batch: 2^46 ns), so it is sorted by both fields; --batch 997
+# hold (resolve/order.c hm_order_sort: 2^46 ns), so it is sorted by both fields; --batch 997
 # packs them. Same order either way.
 "$GROW" $R/false_sharing.data "$T/spread.data" 2631 --span-ns 100000000000000 >/dev/null \
 	2>"$T/grow.err" || nok "grow a recording over days" "$(cat "$T/grow.err")"

@@ -60,15 +60,72 @@ static uint64_t *merge_runs(uint64_t *k, uint64_t *tmp, size_t n)
 	}
 }
 
+/* The number of ascending runs of k[0..n). */
+static size_t runs_of(const uint64_t *k, size_t n)
+{
+	size_t r = n > 0;
+
+	for (size_t i = 1; i < n; i++)
+		r += k[i] < k[i - 1];
+	return r;
+}
+
+#define DIGIT 11		/* radix digits of 11 bits: 2048 counts, 16 KB */
+
+/* Sorts k[0..n) by their low `bits` bits (the rest are zero), least significant digit
+ * first, through tmp (n more keys); a digit all keys share is skipped. Returns the array
+ * that holds the result. */
+static uint64_t *radix_sort(uint64_t *k, uint64_t *tmp, size_t n, unsigned bits)
+{
+	static const uint64_t mask = (1u << DIGIT) - 1;
+	size_t cnt[1u << DIGIT];
+
+	for (unsigned sh = 0; sh < bits; sh += DIGIT) {
+		size_t sum = 0;
+
+		memset(cnt, 0, sizeof(cnt));
+		for (size_t i = 0; i < n; i++)
+			cnt[k[i] >> sh & mask]++;
+		if (cnt[k[0] >> sh & mask] == n)
+			continue;
+		for (size_t d = 0; d <= mask; d++) {
+			size_t c = cnt[d];
+
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[cnt[k[i] >> sh & mask]++] = k[i];
+		uint64_t *t = k;
+
+		k = tmp;
+		tmp = t;
+	}
+	return k;
+}
+
+static unsigned bit_len(uint64_t v)
+{
+	unsigned b = 0;
+
+	while (v >> b)
+		b++;
+	return b;
+}
+
 /* The batch's accesses by (time, position) in o->keys. Each key is packed into one
  * number, time since the batch's first in the high bits and position in the low, so that
- * the merge compares one word (a two-field compare was half its cost); a batch whose
- * times span more than those bits leave (19 hours at the default batch) is sorted by
- * both fields. */
+ * a sort compares one word (a two-field compare was half its cost); a batch whose times
+ * span more than those bits leave (19 hours at the default batch) is sorted by both
+ * fields. A batch is runs already in time order, one per ring flush: a few are merged
+ * pairwise; many (a timer recording on two CPUs flushes ~1,500 runs into a default
+ * batch: 11 merge passes) are sorted by radix, a pass per 11 bits of the keys (4 or 5).
+ * The keys are distinct, so both give the one order. */
 struct hm_okey *hm_order_sort(struct hm_order *o, const struct hm_access *acc, size_t n)
 {
 	uint64_t tmin = UINT64_MAX, tmax = 0, *a = (uint64_t *)o->tmp, *r;
-	unsigned ib = 1;
+	unsigned ib = 1, bits, merges = 0;
+	size_t runs;
 
 	for (size_t i = 0; i < n; i++) {
 		tmin = acc[i].s.time < tmin ? acc[i].s.time : tmin;
@@ -83,9 +140,14 @@ struct hm_okey *hm_order_sort(struct hm_order *o, const struct hm_access *acc, s
 			hm_sort(o->keys, n, sizeof(*o->keys), cmp_okey);
 		return o->keys;
 	}
-	for (size_t i = 0; i < n; i++)	/* o->tmp holds 2n words: both merge arrays */
+	for (size_t i = 0; i < n; i++)	/* o->tmp holds 2n words: both sorts' arrays */
 		a[i] = (acc[i].s.time - tmin) << ib | i;
-	r = merge_runs(a, a + n, n);
+	bits = ib + bit_len(tmax - tmin);
+	for (runs = runs_of(a, n); runs > 1u << merges; merges++)
+		;
+	/* a merge pass and a radix pass cost about alike: the fewer passes */
+	r = merges > (bits + DIGIT - 1) / DIGIT ? radix_sort(a, a + n, n, bits)
+						 : merge_runs(a, a + n, n);
 	for (size_t i = 0; i < n; i++)
 		o->keys[i] = (struct hm_okey){ (r[i] >> ib) + tmin, (size_t)(r[i] & ((1ull << ib) - 1)) };
 	return o->keys;

@@ -221,6 +221,9 @@ void hm_perfdata_close(struct hm_perfdata *pd);
  * checked): for a pass that needs the other records and only some samples. NULL: all. */
 void hm_perfdata_want_samples(struct hm_perfdata *pd,
 			      int (*want)(const struct hm_perf_attr *a, void *arg), void *arg);
+/* From now on, every sample is skipped by its header alone (not even its event is
+ * looked up): for a pass that needs the other records only. */
+void hm_perfdata_want_no_samples(struct hm_perfdata *pd);
 
 int hm_perfdata_is_pipe(const struct hm_perfdata *pd);
 uint32_t hm_perfdata_nr_attrs(const struct hm_perfdata *pd);

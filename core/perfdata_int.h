@@ -130,6 +130,7 @@ struct hm_perfdata {
 	uint64_t rec_off;		/* offset of the record in rec */
 	int (*want)(const struct hm_perf_attr *a, void *arg);	/* hm_perfdata_want_samples */
 	void *want_arg;
+	int want_none;			/* hm_perfdata_want_no_samples */
 	char warning[512];
 };
 

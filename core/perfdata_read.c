@@ -473,6 +473,13 @@ static void drop_behind(struct hm_perfdata *pd)
 		pd->dropped = end;
 }
 
+static int skip_sample(struct hm_perfdata *pd)
+{
+	pd->stats.records[PERF_RECORD_SAMPLE]++;
+	pd->stats.skipped++;
+	return 1;
+}
+
 /* Copies the next record into pd->rec: 1, or 0 at the end, or negative on error. A
  * sample the caller does not want is passed over without its copy. */
 static int next_record(struct hm_perfdata *pd, struct hm_err *err)
@@ -495,10 +502,15 @@ static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 					     err);
 		if (pd->end != UINT64_MAX && h.size > pd->end - pd->pos)
 			return record_cut(pd, h.size, err);
-		rc = src_get(pd, pd->pos, h.size, &p, err);
-		if (rc <= 0)
+		if (pd->mem) {	/* p is the record already: only its end is checked */
+			if (h.size > pd->mem_len - pd->pos)
+				return record_cut(pd, h.size, err);
+		} else if ((rc = src_get(pd, pd->pos, h.size, &p, err)) <= 0) {
 			return rc < 0 ? -1 : record_cut(pd, h.size, err);
-		if (h.type == PERF_RECORD_SAMPLE && pd->want && hm_pd_skip_unwanted(pd, p, h.size)) {
+		}
+		if (h.type == PERF_RECORD_SAMPLE &&
+		    (pd->want_none ? skip_sample(pd)
+				   : pd->want && hm_pd_skip_unwanted(pd, p, h.size))) {
 			pd->pos += h.size;
 			continue;
 		}
@@ -552,6 +564,11 @@ void hm_perfdata_want_samples(struct hm_perfdata *pd,
 {
 	pd->want = want;
 	pd->want_arg = arg;
+}
+
+void hm_perfdata_want_no_samples(struct hm_perfdata *pd)
+{
+	pd->want_none = 1;
 }
 
 void hm_perfdata_close(struct hm_perfdata *pd)

@@ -77,11 +77,12 @@ static int maps_pass(const char *path, void (*fn)(const struct hm_perf_event *ev
 
 	if (hm_perfdata_open(path, &pd, err))
 		return -1;
-	if (alloc_attrs_of(pd, &aa) && alloc)
+	if (alloc_attrs_of(pd, &aa) && alloc) {
 		*alloc = hm_alloc_map_new();
-	else
-		memset(aa.is, 0, aa.n);	/* maps only: no sample is decoded */
-	hm_perfdata_want_samples(pd, want_alloc, &aa);
+		hm_perfdata_want_samples(pd, want_alloc, &aa);
+	} else {
+		hm_perfdata_want_no_samples(pd);	/* maps only */
+	}
 	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0) {
 		if (alloc && *alloc && hm_alloc_is_sample(&ev))
 			hm_alloc_map_add(*alloc, &ev);

@@ -63,6 +63,7 @@ void hm_resolver_close(struct hm_resolver *r)
 	free(r->fbuf);
 	free(r->kslab);
 	free(r->dslots);
+	free(r->smemo);
 	hm_hash_free(&r->by_name);
 	hm_map64_free(&r->tfields);
 	hm_hash_free(&r->noaddr);
@@ -81,6 +82,7 @@ void hm_resolver_features(struct hm_resolver *r, const struct hm_perf_features *
 		if (b->filename && b->size)
 			hm_code_add_build_id(r->code, b->filename, b->id, b->size);
 	}
+	r->smemo_gen++;
 	/* a copy: the reader's bytes go with it, the kernel is set up at the first sample */
 	free(r->kslab);
 	r->kslab = NULL;
@@ -101,6 +103,7 @@ void hm_resolver_track(struct hm_resolver *r, const struct hm_perf_event *ev)
 
 	if (ev->type != PERF_RECORD_MMAP && ev->type != PERF_RECORD_MMAP2)
 		return;
+	r->smemo_gen++;	/* a site's code or data may have moved */
 	/* MMAP records carry no prot: perf marks data maps with MISC_MMAP_DATA. */
 	if (ev->type == PERF_RECORD_MMAP2 ? (m->prot & PROT_EXEC) != 0
 					   : !(ev->misc & PERF_RECORD_MISC_MMAP_DATA))
@@ -134,7 +137,9 @@ static void count_unreadable(struct hm_resolver *r, const struct hm_code_loc *lo
 	}
 }
 
-static void code_site(struct hm_resolver *r, struct hm_access *a)
+/* 1 when the site's answer was plain: nothing counted but the sample (no unreadable
+ * file, no stale build-id, a user-space ip), so that it may be kept (smemo). */
+static int code_site(struct hm_resolver *r, struct hm_access *a)
 {
 	struct hm_code_loc loc;
 	int rc = hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc);
@@ -156,6 +161,8 @@ static void code_site(struct hm_resolver *r, struct hm_access *a)
 		a->file = loc.file;
 		a->line = loc.line;
 	}
+	return rc == 0 && !a->s.kernel &&
+	       !(loc.flags & (HM_CODE_UNREADABLE | HM_CODE_BUILDID_MISMATCH));
 }
 
 /* A variable's member path ("stats.ops", "results[1].sum") as the report names fields:
@@ -304,16 +311,107 @@ static int primitive_func(struct hm_resolver *r, const char *func)
 	return v == 2;
 }
 
+/* A user-space sample that touched a global repeats its site's whole answer: the same
+ * (pid, ip, address) names the same code, object and field, mapped or not, primitive or
+ * not, by maps that only an MMAP record changes. So the answer is kept, keyed by the site
+ * as hm_data_resolve keeps a global's, and a repeat costs a lookup instead of the code
+ * search, the mapping checks, the field's type name and the member test (a third of a
+ * timer sample's time). Only answers that counted nothing but the sample are kept, and a
+ * repeat counts what the first counted. */
+#define SMEMO_SLOTS 8192	/* 1.3 MB */
+
+struct smemo {
+	uint64_t ip, addr;
+	uint64_t gen;			/* smemo_gen + 1 when filled */
+	uint32_t pid;
+	uint8_t key;			/* 1: an operand was given; 2: a rep instruction;
+					 * the sample's source above */
+	uint8_t mapped, prim, member;
+	uint32_t single;		/* an access of this size is not split (resolve_wide.c:
+					 * hm_resolver_sample_parts); 0: not known */
+	const char *func, *file, *field;
+	int line;
+	struct hm_data_obj obj;
+};
+
+static uint8_t smemo_key(const struct hm_memop *op, const struct hm_insn *in,
+			 enum hm_source src)
+{
+	return (uint8_t)((op != NULL) | (op && in->rep) << 1 | src << 2);
+}
+
+static struct smemo *smemo_slot(struct hm_resolver *r, const struct hm_access *a)
+{
+	uint64_t h = (a->s.ip * 0x9e3779b97f4a7c15ull) ^ (a->s.addr * 0xff51afd7ed558ccdull) ^
+		     a->s.pid;
+
+	if (!r->smemo && !(r->smemo = calloc(SMEMO_SLOTS, sizeof(*r->smemo))))
+		hm_oom();
+	h ^= h >> 31;
+	return &r->smemo[(h * 0x94d049bb133111ebull >> 40) & (SMEMO_SLOTS - 1)];
+}
+
+/* The kept answer of a's site, applied to a; NULL when there is none. */
+static const struct smemo *smemo_apply(struct hm_resolver *r, struct hm_access *a, uint8_t key)
+{
+	struct smemo *m;
+
+	if (!a->s.addr || a->s.kernel)
+		return NULL;
+	m = smemo_slot(r, a);
+	if (m->gen != r->smemo_gen + 1 || m->ip != a->s.ip || m->addr != a->s.addr ||
+	    m->pid != a->s.pid || m->key != key)
+		return NULL;
+	a->func = m->func;
+	a->file = m->file;
+	a->line = m->line;
+	a->method = m->obj.method;
+	a->mapped = m->mapped;
+	a->object = m->obj.object;
+	a->type = m->obj.type;
+	a->obj_base = m->obj.base;
+	a->field = m->field;
+	a->field_off = m->obj.offset;
+	a->prim = m->prim;
+	r->obj = m->obj;
+	r->smemo_single = &m->single;
+	hm_data_recount(r->data, &m->obj);
+	return m;
+}
+
+static void smemo_keep(struct hm_resolver *r, const struct hm_access *a, uint8_t key,
+		       int member)
+{
+	struct smemo *m;
+
+	if (!a->s.addr || a->s.kernel || !r->obj.memo)
+		return;
+	m = smemo_slot(r, a);
+	*m = (struct smemo){a->s.ip, a->s.addr, r->smemo_gen + 1, a->s.pid, key, a->mapped,
+			    a->prim, (uint8_t)member, 0, a->func, a->file, a->field, a->line,
+			    r->obj};
+	r->smemo_single = &m->single;
+}
+
+static int is_member(const struct hm_access *a)
+{
+	return a->field && a->type && a->method != HM_M_UNKNOWN && hm_type_agg(a->type, NULL) &&
+	       !strchr(a->field, '<');	/* not <padding>, <hole> */
+}
+
 void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 			struct hm_access *out)
 {
 	enum hm_source src = source_of(ev->attr);
 	const struct hm_memop *op = NULL;
+	const struct smemo *m;
 	struct hm_insn in;
-	int before = 0;
+	int before = 0, member;
+	uint8_t key;
 
 	memset(out, 0, sizeof(*out));
 	memset(&r->obj, 0, sizeof(r->obj));
+	r->smemo_single = NULL;
 	hm_perfdata_to_sample(ev, src, &out->s);
 	r->st.samples++;
 	r->st.by_source[src]++;
@@ -333,20 +431,27 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 		if (pmu_op != HM_OP_UNKNOWN)
 			out->s.op = pmu_op;	/* the PMU knows what it sampled */
 	}
-	code_site(r, out);
-	out->method = HM_M_NOADDR;
-	if (out->s.addr || op)
-		name_data(r, ev, out, &in, op, src != HM_SRC_TIMER || before);
-	out->prim = (uint8_t)((op && in.rep) || primitive_func(r, out->func));
+	key = smemo_key(op, &in, src);
+	if ((m = smemo_apply(r, out, key))) {
+		member = m->member;
+	} else {
+		int plain = code_site(r, out);
+
+		out->method = HM_M_NOADDR;
+		if (out->s.addr || op)
+			name_data(r, ev, out, &in, op, src != HM_SRC_TIMER || before);
+		out->prim = (uint8_t)((op && in.rep) || primitive_func(r, out->func));
+		member = is_member(out);
+		if (plain)
+			smemo_keep(r, out, key, member);
+	}
 	if (out->prim && out->s.addr) {
 		r->st.prim++;
 		r->st.prim_named += out->method >= HM_M_GLOBAL && out->method <= HM_M_HEAP;
 	}
 	if (!out->s.addr)
 		count_noaddr(r, out);
-	r->st.member += out->field && out->type && out->method != HM_M_UNKNOWN &&
-			hm_type_agg(out->type, NULL) &&
-			!strchr(out->field, '<');	/* not <padding>, <hole> */
+	r->st.member += member;
 }
 
 /* Most timer samples touch no memory, so this runs for most samples: the symbolizer's

@@ -34,6 +34,9 @@ struct hm_resolver {
 	struct hm_data_obj obj;		/* what named the last sample's data (parts) */
 	struct dent **dslots;		/* decode cache, open addressing */
 	size_t dcap, dlen;
+	struct smemo *smemo;		/* sites whose whole answer repeats (resolve.c) */
+	uint64_t smemo_gen;		/* its entries of another generation are empty */
+	uint32_t *smemo_single;		/* the last sample's entry's `single`, or NULL */
 };
 
 /* Decoded instructions per (address space, ip): a sample's instruction and the one

@@ -48,8 +48,15 @@ size_t hm_resolver_sample_parts(struct hm_resolver *r, const struct hm_perf_even
 				struct hm_access *out, size_t max)
 {
 	struct hm_access a;
+	size_t n;
 
 	hm_resolver_sample(r, ev, out);
+	/* a kept site (resolve.c, smemo) knows whether an access of this size splits */
+	if (r->smemo_single && *r->smemo_single == out->s.size && out->s.size)
+		return 1;
 	a = *out;
-	return resolve_split(r, &a, &r->obj, out, max);
+	n = resolve_split(r, &a, &r->obj, out, max);
+	if (n == 1 && max > 1 && r->smemo_single)
+		*r->smemo_single = out->s.size;
+	return n;
 }

@@ -93,12 +93,19 @@ struct hm_data_obj {
 					 * the heap type's bare name; NULL when unnamed */
 	uint8_t whole;			/* heap: the object is all of its allocation (a slab
 					 * object), so no access continues into a next element */
+	/* Not NULL when this answer depends on the query's pid, ip, addr and whether op
+	 * was given, and on the mappings, alone (a user-space global found by its
+	 * address): the caller may keep it, and count each repeat with hm_data_recount. */
+	const void *memo;
 };
 
 /* Names q's data address. Returns 0 with *out filled (method HM_M_UNKNOWN or
  * HM_M_NOADDR when nothing was found); strings live as long as d and are shared
  * between results. -1 only for invalid arguments. */
 int hm_data_resolve(struct hm_data *d, const struct hm_data_query *q, struct hm_data_obj *out);
+/* Counts a repeat of a kept answer (obj->memo set) as hm_data_resolve counts it, for
+ * hm_data_stats: the same query again, with no mapping added since. */
+void hm_data_recount(struct hm_data *d, const struct hm_data_obj *obj);
 
 /* One member's bytes of a wide access (hm_data_split). */
 struct hm_data_part {

@@ -327,8 +327,7 @@ struct umemo {
 	uint64_t gen;			/* umemo_gen + 1 when filled */
 	uint32_t pid;
 	uint8_t given;
-	struct data_mod *mod;
-	struct hm_data_obj out;
+	struct hm_data_obj out;		/* out.memo: the global's data_mod */
 };
 
 static struct umemo *umemo_slot(struct hm_data *d, const struct hm_data_query *q)
@@ -346,6 +345,15 @@ static int umemo_hit(const struct hm_data *d, const struct umemo *u,
 {
 	return u->gen == d->umemo_gen + 1 && u->ip == q->ip && u->addr == q->addr &&
 	       u->pid == q->pid && u->given == (q->op != NULL);
+}
+
+void hm_data_recount(struct hm_data *d, const struct hm_data_obj *obj)
+{
+	struct data_mod *mod = (struct data_mod *)obj->memo;
+
+	d->st.total++;	/* as count() and fill() count a global */
+	d->st.by_method[HM_M_GLOBAL]++;
+	mod->symbol_only += !obj->type && !mod->lay;
 }
 
 /* q without the registers the access wrote (q->written), repacked as perf packs them
@@ -406,9 +414,7 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *qin, struct h
 		u = umemo_slot(d, q);
 		if (umemo_hit(d, u, q)) {
 			*out = u->out;
-			d->st.total++;	/* as count() and fill() count a global */
-			d->st.by_method[HM_M_GLOBAL]++;
-			u->mod->symbol_only += !out->type && !u->mod->lay;
+			hm_data_recount(d, out);
 			return 0;
 		}
 	}
@@ -428,8 +434,9 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *qin, struct h
 		addr = ea;
 	if (addr && (img = data_image_at(p, addr)) && data_global(d, img, addr, out) == 0) {
 		if (u && (!op || op->segment == HM_SEG_NONE)) {
+			out->memo = img->mod;
 			*u = (struct umemo){q->ip, q->addr, d->umemo_gen + 1, q->pid, q->op != NULL,
-					    img->mod, *out};
+					    *out};
 		}
 		goto done;
 	}

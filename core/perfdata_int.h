@@ -108,6 +108,9 @@ struct hm_perfdata {
 	size_t mem_len;
 	int mem_mapped;			/* munmap, else free */
 	uint64_t dropped;		/* mapped pages before this offset were released */
+	uint8_t *win;			/* a mapped file's records, read (perfdata_read.c: */
+	uint64_t win_off;		/* win_get): file offset of win[0] */
+	size_t win_len;
 	/* Stream source (a pipe): a window of the stream. */
 	uint8_t *buf;
 	size_t buf_len, buf_cap;

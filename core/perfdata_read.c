@@ -458,6 +458,47 @@ static int record_cut(struct hm_perfdata *pd, uint64_t need, struct hm_err *err)
 	return truncated(pd, have, why, err);
 }
 
+/* A mapped file's records are read through a window filled by pread rather than from
+ * the mapping: in a VM a page fault costs more than copying the page, and walking a
+ * 1 GB recording's records took 0.35 s mapped against 0.10 s read (the maps pass, then
+ * again the samples' pass). The window is WIN_CAP bytes from the record it was filled
+ * for; a record is at most 64 KB. Where pread fails, the mapping answers. */
+#define WIN_CAP (1u << 20)
+
+/* The bytes at off, as the window holds them: filled anew from off. */
+static const uint8_t *win_fill(struct hm_perfdata *pd, uint64_t off)
+{
+	const uint8_t *mapped = pd->mem + off;
+	size_t want = pd->mem_len - off < WIN_CAP ? (size_t)(pd->mem_len - off) : WIN_CAP, got = 0;
+
+	if (!pd->win && !(pd->win = malloc(WIN_CAP)))
+		return mapped;
+	while (got < want) {
+		ssize_t n = pread(pd->fd, pd->win + got, want - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < want) {	/* cut or unreadable: the mapping says what is there */
+		pd->win_len = 0;
+		return mapped;
+	}
+	pd->win_off = off;
+	pd->win_len = got;
+	return pd->win;
+}
+
+/* The record header at off: from the window, filled when it does not hold the header. */
+static const uint8_t *win_get(struct hm_perfdata *pd, uint64_t off)
+{
+	if (off >= pd->win_off && off + 8 <= pd->win_off + pd->win_len)
+		return pd->win + (off - pd->win_off);
+	return win_fill(pd, off);
+}
+
 /* A mapped file is read once, front to back: the pages already read are handed back every
  * DROP_STEP bytes, so a 10 GB recording does not keep 10 GB resident (records are copied
  * out, and a page touched again is read back from the file). */
@@ -496,6 +537,8 @@ static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 			return -1;
 		if (rc == 0)
 			return src_size(pd) == pd->pos ? 0 : record_cut(pd, sizeof(h), err);
+		if (pd->mem_mapped)
+			p = win_get(pd, pd->pos);
 		memcpy(&h, p, sizeof(h));
 		if (h.size < sizeof(h))
 			return hm_pd_corrupt(pd, pd->pos, "record (size below its 8-byte header)",
@@ -505,6 +548,8 @@ static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 		if (pd->mem) {	/* p is the record already: only its end is checked */
 			if (h.size > pd->mem_len - pd->pos)
 				return record_cut(pd, h.size, err);
+			if (pd->mem_mapped && pd->pos + h.size > pd->win_off + pd->win_len)
+				p = win_fill(pd, pd->pos);
 		} else if ((rc = src_get(pd, pd->pos, h.size, &p, err)) <= 0) {
 			return rc < 0 ? -1 : record_cut(pd, h.size, err);
 		}
@@ -512,6 +557,8 @@ static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 		    (pd->want_none ? skip_sample(pd)
 				   : pd->want && hm_pd_skip_unwanted(pd, p, h.size))) {
 			pd->pos += h.size;
+			if (pd->mem_mapped && pd->pos - pd->dropped >= DROP_STEP)
+				drop_behind(pd);
 			continue;
 		}
 		memcpy(pd->rec, p, h.size);
@@ -580,6 +627,7 @@ void hm_perfdata_close(struct hm_perfdata *pd)
 	else
 		free((void *)pd->mem);
 	free(pd->buf);
+	free(pd->win);
 	free(pd->rec);
 	free(pd->attrs);
 	free(pd->descs);

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/huge.h"
+
 /* A flush hands on at least half a batch at once (load.c): slots for that much let the
  * reader go on while the consumer works through it. */
 #define MAX_SLOTS 64
@@ -17,6 +19,7 @@ struct hm_handoff {
 	pthread_mutex_t mu;
 	pthread_cond_t filled, freed;
 	struct slot slot[MAX_SLOTS];
+	struct hm_access *all;		/* the slots' accesses */
 	size_t nslots;
 	size_t head, tail;	/* next to fill, next to consume: tail <= head <= tail + nslots */
 	int ending, failed;
@@ -58,9 +61,12 @@ struct hm_handoff *hm_handoff_start(size_t batch, hm_handoff_fn fn, void *arg)
 	if (!h)
 		return NULL;
 	h->nslots = want < 2 ? 2 : want > MAX_SLOTS ? MAX_SLOTS : want;
+	/* one array for all slots: big enough for 2 MB pages */
+	if (!(h->all = malloc(h->nslots * HM_HANDOFF_CHUNK * sizeof(struct hm_access))))
+		goto fail;
+	hm_huge_hint(h->all, h->nslots * HM_HANDOFF_CHUNK * sizeof(struct hm_access));
 	for (i = 0; i < h->nslots; i++)
-		if (!(h->slot[i].acc = malloc(HM_HANDOFF_CHUNK * sizeof(struct hm_access))))
-			goto fail;
+		h->slot[i].acc = h->all + i * HM_HANDOFF_CHUNK;
 	h->fn = fn;
 	h->arg = arg;
 	pthread_mutex_init(&h->mu, NULL);
@@ -72,8 +78,7 @@ struct hm_handoff *hm_handoff_start(size_t batch, hm_handoff_fn fn, void *arg)
 	pthread_cond_destroy(&h->filled);
 	pthread_cond_destroy(&h->freed);
 fail:
-	for (i = 0; i < h->nslots; i++)
-		free(h->slot[i].acc);
+	free(h->all);
 	free(h);
 	return NULL;
 }
@@ -115,8 +120,7 @@ int hm_handoff_end(struct hm_handoff *h)
 	pthread_mutex_destroy(&h->mu);
 	pthread_cond_destroy(&h->filled);
 	pthread_cond_destroy(&h->freed);
-	for (size_t i = 0; i < h->nslots; i++)
-		free(h->slot[i].acc);
+	free(h->all);
 	free(h);
 	return failed ? -1 : 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "core/arena.h"
 #include "core/hash.h"
+#include "core/huge.h"
 #include "core/sort.h"
 #include "core/oom.h"
 #include "core/perfdata_ahead.h"
@@ -258,6 +259,7 @@ static struct hm_access *push(struct hm_recording *rec, size_t *cap)
 		rec->acc = malloc(*cap * sizeof(*rec->acc));
 		if (!rec->acc || !(rec->order = hm_order_new(*cap)))
 			return NULL;
+		hm_huge_hint(rec->acc, *cap * sizeof(*rec->acc));
 	}
 	if (rec->n == *cap) {
 		*cap = *cap ? *cap * 2 : 4096;

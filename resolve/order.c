@@ -5,6 +5,7 @@
 
 #include "core/arena.h"
 #include "core/hash.h"
+#include "core/huge.h"
 #include "core/sort.h"
 
 struct hm_order {
@@ -241,6 +242,8 @@ struct hm_order *hm_order_new(size_t cap)
 		hm_order_free(o);
 		return NULL;
 	}
+	hm_huge_hint(o->keys, cap * sizeof(*o->keys));
+	hm_huge_hint(o->tmp, cap * sizeof(*o->tmp));
 	hm_map64_init(&o->last);
 	return o;
 }

@@ -80,7 +80,7 @@ int cli_jobs(const char *cmd, const char *arg, int *jobs)
 {
 	uint64_t v;
 
-	if (cli_number(cmd, "--jobs", arg, 1, 2, &v))
+	if (cli_number(cmd, "--jobs", arg, 1, 3, &v))
 		return -1;
 	*jobs = (int)v;
 	return 0;

@@ -60,8 +60,9 @@ static void compare_usage(FILE *out)
 		"                         and the fields on them not counted (a note says so)\n"
 		"  --vmlinux-a F, -b F    each side's kernel (default: the -dbg package's of the\n"
 		"                         recorded release); one of another build is refused\n"
-		"  --jobs N               2 (the default with two CPUs online): each run is read,\n"
-		"                         resolved and tabulated on three threads at once; 1: one\n"
+		"  --jobs N               2 (the default with two CPUs online): each run is\n"
+		"                         resolved on one thread and tabulated on another; 3:\n"
+		"                         also read on a third (slower on two CPUs); 1: one\n"
 		"                         thread. The output is the same byte for byte\n"
 		"  --json                 hitmap.compare/1\n"
 		"  --wide                 text lines as long as they come (default: wrapped at 120)\n",

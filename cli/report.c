@@ -80,10 +80,10 @@ static void report_usage(FILE *out)
 		"                 memory is this plus per-line tables, whatever the file's size\n"
 		"  --max-lines N  distinct cache lines kept (default %d, about 2.5 GB at the\n"
 		"                 most); past it the least contended are dropped, and counted\n"
-		"  --jobs N       2 (the default with two CPUs online): the file is read, its\n"
-		"                 samples resolved and the report's tables built on three\n"
-		"                 threads at once; 1: one thread. The output is the same byte\n"
-		"                 for byte\n",
+		"  --jobs N       2 (the default with two CPUs online): the samples are\n"
+		"                 resolved on one thread and the report's tables built on\n"
+		"                 another; 3: the file is also read on a third (slower on two\n"
+		"                 CPUs); 1: one thread. The output is the same byte for byte\n",
 		HM_REPORT_BATCH, HM_REPORT_MAX_LINES);
 }
 

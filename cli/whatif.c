@@ -133,9 +133,11 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
-	/* the file read ahead on a second thread; the replays' layouts load through libdw,
-	 * so the accesses are not handed to a thread of their own (resolve/handoff.h) */
-	a->ro.jobs = cli_jobs_default();
+	/* one thread: the replays' layouts load through libdw, so the accesses are not
+	 * handed to a thread of their own (resolve/handoff.h), and reading the file ahead
+	 * on another (--jobs 3 of report) costs more than it saves on two CPUs (1.9 s
+	 * against 1.5 s, docs/report.md) */
+	a->ro.jobs = 1;
 	a->max_lines = WHATIF_MAX_LINES;
 	a->input = "perf.data";
 	a->line_size = 64;

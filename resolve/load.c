@@ -407,7 +407,7 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 	}
 	if (hm_resolver_verify(rec->resolver, &rec->kernel_warning, err))
 		return -1;
-	if (o->jobs > 1)	/* NULL for a pipe: read here */
+	if (o->jobs > 2)	/* NULL for a pipe: read here */
 		rec->ahead = hm_pd_ahead_start(rec->pd);
 	rc = read_samples(rec, stream, keep, ctx, err);
 	hm_pd_ahead_end(rec->ahead);	/* the reader's stats are read below */

@@ -22,10 +22,11 @@ struct hm_resolve_opts {
 	int force;			/* use a vmlinux of another build (hm_code_opts) */
 	const char *input;		/* the recording, named in messages; NULL: "the
 					 * recording" */
-	int jobs;			/* 2: the file is read ahead on a second thread
-					 * (core/perfdata_ahead.h), and with flush_apart a
-					 * stream's accesses are handed to flush on a third
-					 * (resolve/handoff.h); 0 or 1: one thread */
+	int jobs;			/* 2: with flush_apart, a stream's accesses are
+					 * handed to flush on a second thread
+					 * (resolve/handoff.h); 3: the file is also read
+					 * ahead on a third (core/perfdata_ahead.h); 0 or
+					 * 1: one thread */
 	int flush_apart;		/* hm_recording_stream's flush touches nothing the
 					 * resolver changes (resolve/handoff.h) */
 };

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# One thread or two (--jobs 1 | 2: the file read ahead on a second thread, the report's
-# tables built on a third; resolve/handoff.h, core/perfdata_ahead.h), and any --batch,
-# give the same output byte for byte: on committed recordings, on one grown past the
-# handoff's chunk (8192 accesses) and a report batch. (Watch transfers across a batch's
+# One thread, two or three (--jobs 1 | 2 | 3: the report's tables built on a second
+# thread, resolve/handoff.h; with 3 the file also read ahead on a third,
+# core/perfdata_ahead.h), and any --batch, give the same output byte for byte: on
+# committed recordings, on one grown past the handoff's chunk (8192 accesses) and a
+# report batch. (Watch transfers across a batch's
 # edge, on random data: tests/unit/test_lines_merge.c.)
 # Prints "ok NAME" / "not ok NAME".
 . "$(dirname "$0")/../lib/tap.sh"
@@ -16,24 +17,26 @@ GROW=build/bench/perfgrow
 "$GROW" $R/false_sharing.data "$T/spread.data" 2631 --span-ns 100000000000000 >/dev/null \
 	2>"$T/grow.err" || nok "grow a recording over days" "$(cat "$T/grow.err")"
 
-same() {	# NAME ARGS...: report ARGS with --jobs 1, --jobs 2, and --jobs 2 --batch 997
-	local name=$1 a b c
+same() {	# NAME ARGS...: report ARGS with --jobs 1, 2, 3, and --jobs 2 --batch 997
+	local name=$1 a b c d
 	shift
 	a=$("$H" report --buildid-dir $R --jobs 1 "$@" 2>&1; echo "rc=$?")
 	b=$("$H" report --buildid-dir $R --jobs 2 "$@" 2>&1; echo "rc=$?")
 	c=$("$H" report --buildid-dir $R --jobs 2 --batch 997 "$@" 2>&1; echo "rc=$?")
-	if [ "$a" = "$b" ] && [ "$a" = "$c" ] && [ "${a%rc=0}" != "$a" ]; then
+	d=$("$H" report --buildid-dir $R --jobs 3 "$@" 2>&1; echo "rc=$?")
+	if [ "$a" = "$b" ] && [ "$a" = "$c" ] && [ "$a" = "$d" ] && [ "${a%rc=0}" != "$a" ]; then
 		ok "$name"
 	else
 		nok "$name" "$(diff <(echo "$a") <(echo "$b") | head -5)" \
-			"$(diff <(echo "$a") <(echo "$c") | head -5)"
+			"$(diff <(echo "$a") <(echo "$c") | head -5)" \
+			"$(diff <(echo "$a") <(echo "$d") | head -5)"
 	fi
 }
 
 for f in "$T/grown" "$T/spread" $R/wide_stats $R/true_sharing $R/objects_heap \
 	 $R/confirm_rotate_spin $R/interleaved; do
 	n=$(basename "$f")
-	same "$n: text, one thread = two = small batches" -i "$f.data"
+	same "$n: text, one thread = two = three = small batches" -i "$f.data"
 	same "$n: json" -i "$f.data" --json
 	same "$n: sharing view" -i "$f.data" --view sharing
 	same "$n: c2c view" -i "$f.data" --view c2c
@@ -55,12 +58,14 @@ sys.exit(0 if one > 0 and grown >= 45 * one else 1)' "$T/one.json" "$T/grown.jso
 
 c1=$("$H" compare $R/cmp_a1.data $R/cmp_a2.data -- $R/cmp_b1.data $R/cmp_b2.data \
 	--buildid-dir $R --json --jobs 1 2>&1)
-c2=$("$H" compare $R/cmp_a1.data $R/cmp_a2.data -- $R/cmp_b1.data $R/cmp_b2.data \
-	--buildid-dir $R --json --jobs 2 2>&1)
-[ "$c1" = "$c2" ] && [ -n "$c1" ] && ok "compare: one thread = two" ||
-	nok "compare: one thread = two" "$(diff <(echo "$c1") <(echo "$c2") | head -5)"
+for j in 2 3; do
+	c2=$("$H" compare $R/cmp_a1.data $R/cmp_a2.data -- $R/cmp_b1.data $R/cmp_b2.data \
+		--buildid-dir $R --json --jobs $j 2>&1)
+	[ "$c1" = "$c2" ] && [ -n "$c1" ] && ok "compare: one thread = --jobs $j" ||
+		nok "compare: one thread = --jobs $j" "$(diff <(echo "$c1") <(echo "$c2") | head -5)"
+done
 
-"$H" report -i $R/false_sharing.data --jobs 3 >/dev/null 2>"$T/j3.err"
+"$H" report -i $R/false_sharing.data --jobs 4 >/dev/null 2>"$T/j4.err"
 rc=$?
-[ $rc = 1 ] && grep -q "jobs 3" "$T/j3.err" && ok "--jobs 3: a usage error, exit 1" ||
-	nok "--jobs 3: a usage error, exit 1" "rc=$rc $(cat "$T/j3.err")"
+[ $rc = 1 ] && grep -q "jobs 4" "$T/j4.err" && ok "--jobs 4: a usage error, exit 1" ||
+	nok "--jobs 4: a usage error, exit 1" "rc=$rc $(cat "$T/j4.err")"

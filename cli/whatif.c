@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "resolve/load.h"
+#include "resolve/spill.h"
 #include "analyzer/whatif.h"
 #include "cli/cmds.h"
 #include "core/hash.h"
@@ -236,7 +237,7 @@ struct wfeed {
 	int nrec, failed;
 	struct hm_access *buf;		/* HM_WI_BATCH accesses */
 	size_t nbuf;
-	FILE *spill;			/* the first read's accesses (spill_*), or NULL */
+	struct hm_spill *spill;	/* the first read's accesses (resolve/spill.h), or NULL */
 	int reads;
 	int (*fn)(const struct hm_access *acc, size_t n, void *fa);
 	void *fa;
@@ -293,34 +294,15 @@ static int feed_batch(const struct hm_access *acc, size_t n, void *arg)
 	return 0;
 }
 
-/* The first read's accesses, kept in an unlinked file in $TMPDIR as they stream by: a
- * replay reads them back instead of resolving every sample again (two thirds of a
- * streamed whatif's time). Their strings and types are the first read's, which stay open
- * to the end. The file holds 192 bytes per access, as much as the recording; where it
- * cannot be written (no space) the replay reads the recording again, as before. */
-static FILE *spill_open(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	FILE *fp;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/hitmap-whatif-XXXXXX", dir && *dir ? dir : "/tmp");
-	if ((fd = mkstemp(path)) < 0)
-		return NULL;
-	unlink(path);
-	if (!(fp = fdopen(fd, "w+b")))
-		close(fd);
-	return fp;
-}
-
+/* The replay's accesses from the spill: the first read's, with its strings and types
+ * (which stay open to the end). */
 static int spill_read(struct wfeed *f)
 {
 	size_t n;
 
-	rewind(f->spill);
-	while ((n = fread(f->buf + f->nbuf, sizeof(*f->buf), HM_WI_BATCH - f->nbuf,
-			  f->spill)) > 0) {
+	if (hm_spill_rewind(f->spill))
+		return -1;
+	while ((n = hm_spill_read(f->spill, f->buf + f->nbuf, HM_WI_BATCH - f->nbuf)) > 0) {
 		for (size_t i = f->nbuf; i < f->nbuf + n; i++)
 			f->buf[i].type = first_type(f, f->buf[i].type);
 		if ((f->nbuf += n) == HM_WI_BATCH) {
@@ -385,8 +367,7 @@ static void feed_free(struct wfeed *f)
 	hm_map64_free(&f->sig);
 	hm_map64_free(&f->tr);
 	free(f->buf);
-	if (f->spill)
-		fclose(f->spill);
+	hm_spill_close(f->spill);
 }
 
 /* The run: held (acc, n) or streamed (sum, f). */
@@ -460,7 +441,7 @@ static int run(struct whatif_args *a, const struct wsrc *src, struct hm_layout *
 
 struct first_read {
 	struct hm_wi_sum *sum;
-	FILE *spill;
+	struct hm_spill *spill;
 };
 
 static int sum_batch(const struct hm_access *acc, size_t n, void *arg)
@@ -468,8 +449,8 @@ static int sum_batch(const struct hm_access *acc, size_t n, void *arg)
 	struct first_read *fr = arg;
 
 	hm_wi_sum_add(fr->sum, acc, n);
-	if (fr->spill && fwrite(acc, sizeof(*acc), n, fr->spill) != n) {
-		fclose(fr->spill);	/* no space: the replay reads the recording again */
+	if (fr->spill && hm_spill_write(fr->spill, acc, n)) {
+		hm_spill_close(fr->spill);	/* no space: the replay reads the recording */
 		fr->spill = NULL;
 	}
 	return 0;
@@ -498,17 +479,16 @@ static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 		return 1;
 	}
 	hm_wi_sum_init(&sum, a->line_size);
-	fr = (struct first_read){&sum, spill_open()};
+	fr = (struct first_read){&sum, hm_spill_open()};
 	held = hm_recording_stream(a->input, &a->ro, NULL, NULL, STREAM_BATCH, sum_batch, &fr,
 				   &rec, &err) ||
 	       (!a->stream && !hm_wi_sum_batched(&sum) && sum.nlines <= a->max_lines);
-	if (fr.spill && fflush(fr.spill)) {
-		fclose(fr.spill);
+	if (fr.spill && hm_spill_rewind(fr.spill)) {
+		hm_spill_close(fr.spill);
 		fr.spill = NULL;
 	}
 	if (held) {
-		if (fr.spill)
-			fclose(fr.spill);
+		hm_spill_close(fr.spill);
 		hm_wi_sum_free(&sum);
 		hm_recording_free(&rec);
 		return 0;
@@ -522,8 +502,7 @@ static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 		*rc = run(a, &(struct wsrc){NULL, 0, &sum, &f}, build);
 		feed_free(&f);
 	}
-	if (fr.spill)
-		fclose(fr.spill);
+	hm_spill_close(fr.spill);
 	hm_wi_sum_free(&sum);
 	hm_recording_free(&rec);	/* last: the plan holds its types */
 	return 1;

@@ -1,0 +1,136 @@
+#include "resolve/spill.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WORDS (sizeof(struct hm_access) / 8)
+#define BUF (1u << 20)
+#define MAX_REC (4 + sizeof(struct hm_access))
+
+_Static_assert(sizeof(struct hm_access) % 8 == 0 && WORDS <= 32,
+	       "an access is stored as at most 32 words under a 32-bit mask");
+
+struct hm_spill {
+	FILE *fp;
+	uint8_t *buf;
+	size_t len, at;		/* bytes in buf; read: the next to decode */
+	uint64_t prev[WORDS];	/* the access before, as words */
+	int failed, reading;	/* reading: buf holds what was read */
+};
+
+struct hm_spill *hm_spill_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	struct hm_spill *s;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/hitmap-whatif-XXXXXX", dir && *dir ? dir : "/tmp");
+	if ((fd = mkstemp(path)) < 0)
+		return NULL;
+	unlink(path);
+	if (!(s = calloc(1, sizeof(*s))) || !(s->buf = malloc(BUF)) ||
+	    !(s->fp = fdopen(fd, "w+b"))) {
+		if (s)
+			free(s->buf);
+		free(s);
+		close(fd);
+		return NULL;
+	}
+	return s;
+}
+
+static int drain(struct hm_spill *s)
+{
+	if (s->len && !s->failed && fwrite(s->buf, 1, s->len, s->fp) != s->len)
+		s->failed = 1;
+	s->len = 0;
+	return s->failed ? -1 : 0;
+}
+
+int hm_spill_write(struct hm_spill *s, const struct hm_access *acc, size_t n)
+{
+	if (s->reading)
+		return -1;	/* written once, then read */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w[WORDS];
+		uint32_t mask = 0;
+		uint8_t *p;
+
+		if (BUF - s->len < MAX_REC && drain(s))
+			return -1;
+		memcpy(w, &acc[i], sizeof(w));
+		p = s->buf + s->len + 4;
+		for (size_t k = 0; k < WORDS; k++) {
+			if (w[k] == s->prev[k])
+				continue;
+			mask |= 1u << k;
+			memcpy(p, &w[k], 8);
+			p += 8;
+			s->prev[k] = w[k];
+		}
+		memcpy(s->buf + s->len, &mask, 4);
+		s->len = (size_t)(p - s->buf);
+	}
+	return s->failed ? -1 : 0;
+}
+
+int hm_spill_rewind(struct hm_spill *s)
+{
+	if (!s->reading && (drain(s) || fflush(s->fp)))
+		return -1;
+	s->reading = 1;
+	rewind(s->fp);
+	memset(s->prev, 0, sizeof(s->prev));
+	s->len = s->at = 0;
+	return 0;
+}
+
+/* Keeps at least one whole record in buf from at, unless the file ends first. */
+static void refill(struct hm_spill *s)
+{
+	memmove(s->buf, s->buf + s->at, s->len - s->at);
+	s->len -= s->at;
+	s->at = 0;
+	s->len += fread(s->buf + s->len, 1, BUF - s->len, s->fp);
+}
+
+size_t hm_spill_read(struct hm_spill *s, struct hm_access *out, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max) {
+		uint32_t mask;
+		size_t need;
+
+		if (s->len - s->at < MAX_REC)
+			refill(s);
+		if (s->len - s->at < 4)
+			break;	/* the end (a cut record cannot be: the file is ours) */
+		memcpy(&mask, s->buf + s->at, 4);
+		need = 4 + 8 * (size_t)__builtin_popcount(mask);
+		if (s->len - s->at < need)
+			break;
+		for (size_t k = 0, off = s->at + 4; k < WORDS; k++) {
+			if (mask >> k & 1) {
+				memcpy(&s->prev[k], s->buf + off, 8);
+				off += 8;
+			}
+		}
+		memcpy(&out[n++], s->prev, sizeof(*out));
+		s->at += need;
+	}
+	return n;
+}
+
+void hm_spill_close(struct hm_spill *s)
+{
+	if (!s)
+		return;
+	fclose(s->fp);
+	free(s->buf);
+	free(s);
+}

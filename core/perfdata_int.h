@@ -125,6 +125,8 @@ struct hm_perfdata {
 	uint32_t nr_attrs, cap_attrs;
 	int id_pos, is_pos;		/* u64 index of the sample id from the start / end */
 	struct hm_map64 id2attr;
+	uint64_t last_id;		/* the last id found in id2attr, and its event */
+	const struct hm_perf_attr *last_attr;
 	struct hm_pd_desc *descs;
 	uint32_t nr_descs, cap_descs;
 	struct hm_perf_features feat;

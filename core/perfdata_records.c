@@ -1,6 +1,7 @@
 /* Decoding one record of the data section: kernel records for the caller, perf's own
  * header records (attrs, features, build-ids, names) into the reader's state. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "core/perfdata_int.h"
@@ -20,15 +21,20 @@ static uint16_t rec_size(const struct hm_perfdata *pd)
 
 /* perf's rule (evlist__id2evsel): one event, or id 0, means the first; an unknown id in a
  * file without sample_id_all also means the first; otherwise the record names no event. */
-static const struct hm_perf_attr *attr_by_id(const struct hm_perfdata *pd, uint64_t id)
+static const struct hm_perf_attr *attr_by_id(struct hm_perfdata *pd, uint64_t id)
 {
 	const struct hm_perf_attr *a;
 
 	if (pd->nr_attrs == 1 || id == 0)
 		return pd->attrs[0];
+	if (pd->last_attr && pd->last_id == id)	/* an id's event never changes */
+		return pd->last_attr;
 	a = hm_map64_get(&pd->id2attr, id);
-	if (a)
+	if (a) {
+		pd->last_id = id;
+		pd->last_attr = a;
 		return a;
+	}
 	return pd->attrs[0]->attr.sample_id_all ? NULL : pd->attrs[0];
 }
 
@@ -41,7 +47,7 @@ static uint64_t rec_u64(const struct hm_perfdata *pd, uint64_t idx)
 }
 
 /* The attr of the sample record rec (size bytes): pd->rec's, or one not yet copied. */
-static const struct hm_perf_attr *sample_attr_of(const struct hm_perfdata *pd,
+static const struct hm_perf_attr *sample_attr_of(struct hm_perfdata *pd,
 						 const uint8_t *rec, uint16_t size)
 {
 	uint64_t id;
@@ -54,12 +60,12 @@ static const struct hm_perf_attr *sample_attr_of(const struct hm_perfdata *pd,
 	return attr_by_id(pd, id);
 }
 
-static const struct hm_perf_attr *sample_attr(const struct hm_perfdata *pd)
+static const struct hm_perf_attr *sample_attr(struct hm_perfdata *pd)
 {
 	return sample_attr_of(pd, rec_bytes(pd), rec_size(pd));
 }
 
-static const struct hm_perf_attr *trailer_attr(const struct hm_perfdata *pd)
+static const struct hm_perf_attr *trailer_attr(struct hm_perfdata *pd)
 {
 	uint64_t n = (rec_size(pd) - 8u) / 8;
 
@@ -338,7 +344,7 @@ static int read_perf_record(struct hm_perfdata *pd, uint32_t type, struct hm_err
 }
 
 /* A sample of an event the caller does not want (hm_perfdata_want_samples). */
-static int unwanted(const struct hm_perfdata *pd)
+static int unwanted(struct hm_perfdata *pd)
 {
 	const struct hm_perf_attr *a;
 
@@ -370,7 +376,9 @@ int hm_pd_dispatch(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm_e
 		pd->stats.skipped++;
 		return 0;
 	}
-	memset(ev, 0, sizeof(*ev));
+	/* a sample's own fields are zeroed by its decoder (hm_pd_decode_sample) */
+	memset(ev, 0, h.type == PERF_RECORD_SAMPLE ? offsetof(struct hm_perf_event, sample)
+						   : sizeof(*ev));
 	ev->type = h.type;
 	ev->misc = h.misc;
 	ev->size = h.size;

@@ -80,7 +80,8 @@ check: deps
 		ASAN_OPTIONS=detect_leaks=1 tests/run.sh || true
 	@$(MAKE) --no-print-directory tsan-build >/dev/null
 	@BUILD=build-tsan HITMAP=./build-tsan/hitmap HM_RESULTS=$(BUILD)/results.tsan HM_SUITE=tsan \
-		HM_E2E=tests/e2e/jobs.sh TSAN_OPTIONS=halt_on_error=1 tests/run.sh || true
+		HM_E2E="tests/e2e/jobs.sh tests/e2e/whatif_stream.sh" TSAN_OPTIONS=halt_on_error=1 \
+		tests/run.sh || true
 	@tests/total.sh $(BUILD)/results.normal $(BUILD)/results.asan $(BUILD)/results.tsan
 
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -89,8 +90,9 @@ asan-build:
 		LDFLAGS="-fsanitize=address,undefined" build-asan/hitmap \
 		$(TEST_SRCS:tests/unit/%.c=build-asan/tests/%) $(TOOL_SRCS:tests/tools/%.c=build-asan/tests/tools/%)
 
-# The threaded read (--jobs 2: resolve/handoff.h, core/perfdata_ahead.h) under
-# ThreadSanitizer: tests/e2e/jobs.sh alone, its reports compared byte for byte.
+# The threaded read (--jobs 2 and 3: resolve/handoff.h, core/perfdata_ahead.h) under
+# ThreadSanitizer: tests/e2e/jobs.sh, its reports compared byte for byte, and
+# tests/e2e/whatif_stream.sh (a streamed whatif's first read hands its accesses on).
 tsan-build:
 	@$(MAKE) --no-print-directory BUILD=build-tsan BIN=build-tsan/hitmap \
 		CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" build-tsan/hitmap

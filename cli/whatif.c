@@ -134,10 +134,10 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
-	/* one thread: the replays' layouts load through libdw, so the accesses are not
-	 * handed to a thread of their own (resolve/handoff.h), and reading the file ahead
-	 * on another (--jobs 3 of report) costs more than it saves on two CPUs (1.9 s
-	 * against 1.5 s, docs/report.md) */
+	/* the replays on one thread: their layouts load through libdw, so the accesses are
+	 * not handed to a thread of their own (resolve/handoff.h); the first read's are
+	 * (try_stream). Reading the file ahead on another (--jobs 3 of report) costs more
+	 * than it saves on two CPUs (docs/report.md) */
 	a->ro.jobs = 1;
 	a->max_lines = WHATIF_MAX_LINES;
 	a->input = "perf.data";
@@ -463,6 +463,7 @@ static int sum_batch(const struct hm_access *acc, size_t n, void *arg)
 static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 {
 	struct hm_recording rec;
+	struct hm_resolve_opts ro1;
 	struct hm_wi_sum sum;
 	struct first_read fr;
 	struct hm_err err = {0};
@@ -480,7 +481,11 @@ static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 	}
 	hm_wi_sum_init(&sum, a->line_size);
 	fr = (struct first_read){&sum, hm_spill_open()};
-	held = hm_recording_stream(a->input, &a->ro, NULL, NULL, STREAM_BATCH, sum_batch, &fr,
+	/* the summary and the spill touch only the accesses: on a thread of their own */
+	ro1 = a->ro;
+	ro1.jobs = cli_jobs_default();
+	ro1.flush_apart = 1;
+	held = hm_recording_stream(a->input, &ro1, NULL, NULL, STREAM_BATCH, sum_batch, &fr,
 				   &rec, &err) ||
 	       (!a->stream && !hm_wi_sum_batched(&sum) && sum.nlines <= a->max_lines);
 	if (fr.spill && hm_spill_rewind(fr.spill)) {

@@ -273,11 +273,32 @@ static void test_pipe_mode_through_a_pipe(void **state)
 }
 
 /* perf accepts `-i -` with a file-mode file on stdin; the reader keeps it in memory. */
+/* bytes written into a pipe by a child and opened as stdin is; *rfd to close and *child
+ * to wait for after. */
+static struct hm_perfdata *open_piped(const uint8_t *bytes, size_t len, int *rfd, pid_t *child)
+{
+	struct hm_perfdata *pd;
+	struct hm_err err = {0};
+	int fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	*child = fork();
+	assert_true(*child >= 0);
+	if (*child == 0) {
+		close(fds[0]);
+		_exit(write(fds[1], bytes, len) == (ssize_t)len ? 0 : 1);
+	}
+	close(fds[1]);
+	if (hm_perfdata_open_fd(fds[0], "stdin", &pd, &err) < 0)
+		fail_msg("open: %s", err.msg);
+	*rfd = fds[0];
+	return pd;
+}
+
 static void test_file_mode_through_a_pipe(void **state)
 {
 	char *path = tmp_path("filepipe");
 	struct hm_perfdata *pd;
-	struct hm_err err = {0};
 	size_t len;
 	uint8_t *bytes;
 	int fds[2];
@@ -286,16 +307,7 @@ static void test_file_mode_through_a_pipe(void **state)
 	(void)state;
 	write_full_file(path, 0);
 	bytes = read_bytes(path, &len);
-	assert_int_equal(pipe(fds), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		close(fds[0]);
-		_exit(write(fds[1], bytes, len) == (ssize_t)len ? 0 : 1);
-	}
-	close(fds[1]);
-	if (hm_perfdata_open_fd(fds[0], "stdin", &pd, &err) < 0)
-		fail_msg("open: %s", err.msg);
+	pd = open_piped(bytes, len, &fds[0], &child);
 	assert_false(hm_perfdata_is_pipe(pd));
 	check_features(pd);
 	check_all_records(pd);
@@ -431,16 +443,7 @@ static void test_window_reads_match_a_pipe(void **state)
 	assert_int_equal(check_window_events(pd, 0), WIN_RECS - WIN_RECS / 3);
 	assert_int_equal(hm_perfdata_stats(pd)->skipped, WIN_RECS / 3);
 	hm_perfdata_close(pd);
-	assert_int_equal(pipe(fds), 0);	/* the same bytes streamed, as a pipe reads them */
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		close(fds[0]);
-		_exit(write(fds[1], bytes, len) == (ssize_t)len ? 0 : 1);
-	}
-	close(fds[1]);
-	if (hm_perfdata_open_fd(fds[0], "stdin", &pd, &err) < 0)
-		fail_msg("open: %s", err.msg);
+	pd = open_piped(bytes, len, &fds[0], &child);	/* the same bytes, as a pipe reads them */
 	assert_int_equal(check_window_events(pd, 1), WIN_RECS);
 	hm_perfdata_close(pd);
 	close(fds[0]);

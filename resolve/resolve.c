@@ -64,6 +64,8 @@ void hm_resolver_close(struct hm_resolver *r)
 	free(r->kslab);
 	free(r->dslots);
 	free(r->smemo);
+	free(r->cmemo);
+	free(r->mmemo);
 	hm_hash_free(&r->by_name);
 	hm_map64_free(&r->tfields);
 	hm_hash_free(&r->noaddr);
@@ -137,12 +139,52 @@ static void count_unreadable(struct hm_resolver *r, const struct hm_code_loc *lo
 	}
 }
 
+/* A user-space ip's code site, as hm_code_lookup gave it, kept by (pid, ip) until an
+ * MMAP record arrives (smemo_gen): heap and stack samples, whose data answers are not
+ * kept whole (smemo), still repeat their code's. What is counted from it is counted from
+ * the kept site again. */
+#define CMEMO_SLOTS 4096	/* 256 KB */
+
+struct cmemo {
+	uint64_t ip, gen;		/* gen: smemo_gen + 1 when filled */
+	uint32_t pid;
+	int line, flags;
+	const char *func, *file, *module, *hint;
+};
+
+static int code_lookup(struct hm_resolver *r, const struct hm_access *a, struct hm_code_loc *loc)
+{
+	uint64_t h = (a->s.ip * 0x9e3779b97f4a7c15ull) ^ a->s.pid;
+	struct cmemo *m;
+	int rc;
+
+	if (a->s.kernel)
+		return hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, loc);
+	if (!r->cmemo && !(r->cmemo = calloc(CMEMO_SLOTS, sizeof(*r->cmemo))))
+		hm_oom();
+	m = &r->cmemo[(h ^ h >> 29) * 0x94d049bb133111ebull >> 52 & (CMEMO_SLOTS - 1)];
+	if (m->gen == r->smemo_gen + 1 && m->ip == a->s.ip && m->pid == a->s.pid) {
+		memset(loc, 0, sizeof(*loc));
+		loc->func = m->func;
+		loc->file = m->file;
+		loc->line = m->line;
+		loc->flags = m->flags;
+		loc->module = m->module;
+		loc->hint = m->hint;
+		return 0;
+	}
+	if ((rc = hm_code_lookup(r->code, a->s.pid, a->s.ip, 0, loc)) == 0)
+		*m = (struct cmemo){a->s.ip, r->smemo_gen + 1, a->s.pid, loc->line, loc->flags,
+				    loc->func, loc->file, loc->module, loc->hint};
+	return rc;
+}
+
 /* 1 when the site's answer was plain: nothing counted but the sample (no unreadable
  * file, no stale build-id, a user-space ip), so that it may be kept (smemo). */
 static int code_site(struct hm_resolver *r, struct hm_access *a)
 {
 	struct hm_code_loc loc;
-	int rc = hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, &loc);
+	int rc = code_lookup(r, a, &loc);
 
 	if (rc == 0 && (loc.flags & HM_CODE_UNREADABLE) && loc.module)
 		count_unreadable(r, &loc);
@@ -393,10 +435,31 @@ static void smemo_keep(struct hm_resolver *r, const struct hm_access *a, uint8_t
 	r->smemo_single = &m->single;
 }
 
-static int is_member(const struct hm_access *a)
+/* A member of an aggregate, not <padding> or a <hole>: asked by every sample, answered
+ * by its field and type alone (field names are interned), so kept by the pair. */
+#define MMEMO_SLOTS 1024
+
+struct mmemo {
+	const char *field;
+	const struct hm_type *type;
+	int member;
+};
+
+static int is_member(struct hm_resolver *r, const struct hm_access *a)
 {
-	return a->field && a->type && a->method != HM_M_UNKNOWN && hm_type_agg(a->type, NULL) &&
-	       !strchr(a->field, '<');	/* not <padding>, <hole> */
+	uint64_t h = (uint64_t)(uintptr_t)a->field * 0x9e3779b97f4a7c15ull ^
+		     (uint64_t)(uintptr_t)a->type;
+	struct mmemo *m;
+
+	if (!a->field || !a->type || a->method == HM_M_UNKNOWN)
+		return 0;
+	if (!r->mmemo && !(r->mmemo = calloc(MMEMO_SLOTS, sizeof(*r->mmemo))))
+		hm_oom();
+	m = &r->mmemo[(h ^ h >> 32) * 0x94d049bb133111ebull >> 54 & (MMEMO_SLOTS - 1)];
+	if (m->field != a->field || m->type != a->type)
+		*m = (struct mmemo){a->field, a->type,
+				    hm_type_agg(a->type, NULL) && !strchr(a->field, '<')};
+	return m->member;
 }
 
 void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
@@ -441,7 +504,7 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 		if (out->s.addr || op)
 			name_data(r, ev, out, &in, op, src != HM_SRC_TIMER || before);
 		out->prim = (uint8_t)((op && in.rep) || primitive_func(r, out->func));
-		member = is_member(out);
+		member = is_member(r, out);
 		if (plain)
 			smemo_keep(r, out, key, member);
 	}

@@ -37,6 +37,8 @@ struct hm_resolver {
 	struct smemo *smemo;		/* sites whose whole answer repeats (resolve.c) */
 	uint64_t smemo_gen;		/* its entries of another generation are empty */
 	uint32_t *smemo_single;		/* the last sample's entry's `single`, or NULL */
+	struct cmemo *cmemo;		/* code sites by (pid, ip), of smemo_gen (resolve.c) */
+	struct mmemo *mmemo;		/* is_member's answers by (field, type) (resolve.c) */
 };
 
 /* Decoded instructions per (address space, ip): a sample's instruction and the one

@@ -179,6 +179,11 @@ struct hm_data {
 					 * the first */
 	struct umemo *umemo;		/* user-space globals by sample (data_resolve.c) */
 	uint64_t umemo_gen;		/* its entries of another generation are empty */
+	/* regs_before's last plan (data_resolve.c): for this register mask and these
+	 * registers written, the positions kept and the mask they make */
+	uint64_t rb_mask, rb_kept_mask;
+	uint32_t rb_written;
+	uint8_t rb_valid, rb_n, rb_pos[64];
 };
 
 /* data.c */

@@ -359,24 +359,35 @@ void hm_data_recount(struct hm_data *d, const struct hm_data_obj *obj)
 /* q without the registers the access wrote (q->written), repacked as perf packs them
  * (one value per mask bit, lowest first) into buf: asked only where registers are read,
  * after the table above. */
-static const struct hm_data_query *regs_before(const struct hm_data_query *q,
+static const struct hm_data_query *regs_before(struct hm_data *d, const struct hm_data_query *q,
 					       struct hm_data_query *copy, uint64_t *buf)
 {
-	uint64_t mask = 0, left = q->regs_mask;
-	size_t k = 0, n = 0;
-
 	if (!q->regs || !(q->written & (uint32_t)q->regs_mask))
 		return q;	/* it wrote none of them (a store, add [mem], 1) */
-	for (; left; left &= left - 1, k++) {	/* the set bits, lowest first */
-		int b = __builtin_ctzll(left);
+	/* which positions stay depends on the mask and the registers written alone: the
+	 * last plan is asked again by the samples of one instruction */
+	if (!d->rb_valid || q->regs_mask != d->rb_mask || q->written != d->rb_written) {
+		uint64_t mask = 0, left = q->regs_mask;
+		uint8_t k = 0, n = 0;
 
-		if (!(b < 32 && q->written >> b & 1)) {
-			buf[n++] = q->regs[k];
-			mask |= 1ull << b;
+		for (; left; left &= left - 1, k++) {	/* the set bits, lowest first */
+			int b = __builtin_ctzll(left);
+
+			if (!(b < 32 && q->written >> b & 1)) {
+				d->rb_pos[n++] = k;
+				mask |= 1ull << b;
+			}
 		}
+		d->rb_mask = q->regs_mask;
+		d->rb_written = q->written;
+		d->rb_kept_mask = mask;
+		d->rb_n = n;
+		d->rb_valid = 1;
 	}
+	for (uint8_t i = 0; i < d->rb_n; i++)
+		buf[i] = q->regs[d->rb_pos[i]];
 	*copy = *q;
-	copy->regs_mask = mask;
+	copy->regs_mask = d->rb_kept_mask;
 	copy->regs = buf;
 	copy->written = 0;
 	return copy;
@@ -402,7 +413,7 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *qin, struct h
 	if (q->kernel) {
 		struct data_image kmod;
 
-		q = regs_before(qin, &qb, before);
+		q = regs_before(d, qin, &qb, before);
 		code = d->kimg.mod ? &d->kimg : NULL;
 		if (code && (exe = kernel_module(d, q->ip, &kmod)))
 			code = exe;
@@ -418,7 +429,7 @@ int hm_data_resolve(struct hm_data *d, const struct hm_data_query *qin, struct h
 			return 0;
 		}
 	}
-	q = regs_before(qin, &qb, before);
+	q = regs_before(d, qin, &qb, before);
 	p = data_proc_get(d, q->pid, 0);
 	code = data_image_at(p, q->ip);
 	op = operand(d, q, code, &insn);

@@ -17,7 +17,8 @@
 #define HM_PERF_FILE_HEADER_OLD 72		/* before the adds_features bitmap */
 #define HM_PERF_PIPE_HEADER_SIZE 16
 #define HM_PERF_NAME_ALIGN 64			/* perf pads feature strings to this */
-#define HM_PD_REC_MAX (65536 + 16)		/* pd->rec: a u16-sized record and 8 zero bytes */
+#define HM_PD_SIZE_MAX 65536			/* a record's header.size is a u16 */
+#define HM_PD_REC_MAX (HM_PD_SIZE_MAX + 16)	/* pd->rec: a u16-sized record and 8 zero bytes */
 #define HM_PERF_BUILD_ID_HDR 36			/* header, pid, 24-byte build-id field */
 #define HM_PERF_MISC_BUILD_ID_SIZE (1 << 15)	/* the build-id record's size byte is valid */
 
@@ -145,6 +146,11 @@ int hm_pd_add_attr(struct hm_perfdata *pd, const uint8_t *p, size_t len, const v
 		   uint32_t nr_ids, uint64_t off, struct hm_err *err);
 /* "NAME: corrupt WHAT at byte OFF: ..." as HM_EXIT_INPUT; returns -1. */
 int hm_pd_corrupt(struct hm_perfdata *pd, uint64_t off, const char *what, struct hm_err *err);
+/* The file ends at byte have, before what why says was needed. */
+int hm_pd_truncated(struct hm_perfdata *pd, uint64_t have, const char *why, struct hm_err *err);
+/* perfdata_header.c: a mapped file's header of hsize bytes, its attrs and features; sets
+ * pos and end to the data section. */
+int hm_pd_read_file_header(struct hm_perfdata *pd, uint64_t hsize, struct hm_err *err);
 void hm_pd_warn(struct hm_perfdata *pd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Copies an on-disk perf_event_attr of avail bytes; returns its size or 0 if it is invalid. */
 uint32_t hm_pd_attr_copy(const uint8_t *p, size_t avail, struct perf_event_attr *out);

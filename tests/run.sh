@@ -11,8 +11,10 @@ export HM_SUITE=${HM_SUITE:-normal}
 export CMOCKA_MESSAGE_OUTPUT=stdout
 passed=0
 failed=0
+skipped=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+. tests/lib/traps.sh	# HM_TRAPS: whether this machine delivers watchpoint traps
 
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] && [ -z "${HM_E2E:-}" ] || continue
@@ -51,20 +53,23 @@ for s in ${HM_E2E:-tests/e2e/*.sh}; do
 		rc=$?
 		p=$(grep -c '^ok ' "$log")
 		f=$(grep -c '^not ok ' "$log")
+		k=$(grep -c '^skip ' "$log")
 		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
 		[ "$f" -ne 0 ] && [ $try -lt 8 ] && grep -Eq "$STRAY_TRAP" "$log" || break
 		echo "# [$HM_SUITE] $name: rerun $try: a stray SIGTRAP killed a workload"
 	done
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + k))
 	if [ "$f" -ne 0 ]; then
 		echo "FAIL [$HM_SUITE] $name"
 		grep -v '^ok ' "$log" | sed 's/^/    /' | tail -40
 	else
-		echo "ok   [$HM_SUITE] $name ($p)"
+		echo "ok   [$HM_SUITE] $name ($p$([ "$k" -eq 0 ] || echo ", $k skipped"))"
 	fi
 done
 
-[ -n "${HM_RESULTS:-}" ] && echo "$passed $failed" >"$HM_RESULTS"
+[ -n "${HM_RESULTS:-}" ] && echo "$passed $failed $skipped" >"$HM_RESULTS"
+[ "$skipped" -eq 0 ] || echo "# $skipped checks skipped: $HM_TRAPS_WHY"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

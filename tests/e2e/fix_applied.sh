@@ -15,6 +15,7 @@ N=5000
 check() {
 	local name=$1 prog=$2
 	shift 2
+	traps || { skip "$name: record and report"; return; }
 	"$H" record -c watch "$@" -o "$T/$name.data" -- $B/$prog $N >/dev/null 2>"$T/$name.err" ||
 		{ nok "$name: record" "$(cat "$T/$name.err")"; return; }
 	"$H" report -i "$T/$name.data" --json >"$T/$name.json" 2>/dev/null

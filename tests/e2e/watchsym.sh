@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Watchpoint symbolization end to end. Two kinds of input:
 #
-# REAL traps (`hitmap record -c watch`, debug-register traps fire on this VM; exact
+# REAL traps (`hitmap record -c watch`, where the machine delivers debug-register traps:
+# tests/lib/traps.sh; exact
 # counts are in watch.sh) where --watch can reach the data: globals and statics, armed by
 # name. Cases: real-global (stock[3].count of examples/objects), real-false_sharing.
 #
@@ -184,6 +185,7 @@ check() {	# NAME BINARY FIELD METHOD
 # timer2watch would, from EXPECT alone, so that check.py checks it the same way.
 real() {
 	local name=$1 bin=$2 expect=$3 specs=()
+	traps || { skip "$name: record -c watch and its checks"; return 1; }
 	shift 4
 	while [ "$1" != -- ]; do specs+=(--watch "$1"); shift; done
 	shift

@@ -23,3 +23,5 @@ check() {
 		sed 's/^/    /' "$T/why" | head -10
 	fi
 }
+
+. tests/lib/traps.sh	# the working directory is the root (above)

@@ -23,6 +23,15 @@ uint64_t hm_hash_str(const char *s);
 void *hm_hash_put(struct hm_hash *h, const char *key, void *val);
 void *hm_hash_get(const struct hm_hash *h, const char *key);
 
+/* The slot of a direct-mapped table of 2^bits entries for a key already mixed into h
+ * (the memo tables of resolve.c and symbolize/data_resolve.c): the top bits of h, mixed
+ * once more. */
+static inline size_t hm_slot64(uint64_t h, unsigned bits)
+{
+	h ^= h >> 31;
+	return (size_t)((h * 0x94d049bb133111ebull) >> (64 - bits));
+}
+
 
 
 /* Open-addressing map from a non-zero 64-bit key to a pointer. */

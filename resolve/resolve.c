@@ -143,7 +143,7 @@ static void count_unreadable(struct hm_resolver *r, const struct hm_code_loc *lo
  * MMAP record arrives (smemo_gen): heap and stack samples, whose data answers are not
  * kept whole (smemo), still repeat their code's. What is counted from it is counted from
  * the kept site again. */
-#define CMEMO_SLOTS 4096	/* 256 KB */
+#define CMEMO_BITS 12		/* 4096 entries, 256 KB */
 
 struct cmemo {
 	uint64_t ip, gen;		/* gen: smemo_gen + 1 when filled */
@@ -154,15 +154,14 @@ struct cmemo {
 
 static int code_lookup(struct hm_resolver *r, const struct hm_access *a, struct hm_code_loc *loc)
 {
-	uint64_t h = (a->s.ip * 0x9e3779b97f4a7c15ull) ^ a->s.pid;
 	struct cmemo *m;
 	int rc;
 
 	if (a->s.kernel)
 		return hm_code_lookup(r->code, a->s.pid, a->s.ip, a->s.kernel, loc);
-	if (!r->cmemo && !(r->cmemo = calloc(CMEMO_SLOTS, sizeof(*r->cmemo))))
+	if (!r->cmemo && !(r->cmemo = calloc(1u << CMEMO_BITS, sizeof(*r->cmemo))))
 		hm_oom();
-	m = &r->cmemo[(h ^ h >> 29) * 0x94d049bb133111ebull >> 52 & (CMEMO_SLOTS - 1)];
+	m = &r->cmemo[hm_slot64(a->s.ip * 0x9e3779b97f4a7c15ull ^ a->s.pid, CMEMO_BITS)];
 	if (m->gen == r->smemo_gen + 1 && m->ip == a->s.ip && m->pid == a->s.pid) {
 		memset(loc, 0, sizeof(*loc));
 		loc->func = m->func;
@@ -360,7 +359,7 @@ static int primitive_func(struct hm_resolver *r, const char *func)
  * search, the mapping checks, the field's type name and the member test (a third of a
  * timer sample's time). Only answers that counted nothing but the sample are kept, and a
  * repeat counts what the first counted. */
-#define SMEMO_SLOTS 8192	/* 1.3 MB */
+#define SMEMO_BITS 13		/* 8192 entries, 1.3 MB */
 
 struct smemo {
 	uint64_t ip, addr;
@@ -387,10 +386,9 @@ static struct smemo *smemo_slot(struct hm_resolver *r, const struct hm_access *a
 	uint64_t h = (a->s.ip * 0x9e3779b97f4a7c15ull) ^ (a->s.addr * 0xff51afd7ed558ccdull) ^
 		     a->s.pid;
 
-	if (!r->smemo && !(r->smemo = calloc(SMEMO_SLOTS, sizeof(*r->smemo))))
+	if (!r->smemo && !(r->smemo = calloc(1u << SMEMO_BITS, sizeof(*r->smemo))))
 		hm_oom();
-	h ^= h >> 31;
-	return &r->smemo[(h * 0x94d049bb133111ebull >> 40) & (SMEMO_SLOTS - 1)];
+	return &r->smemo[hm_slot64(h, SMEMO_BITS)];
 }
 
 /* The kept answer of a's site, applied to a; NULL when there is none. */
@@ -437,7 +435,7 @@ static void smemo_keep(struct hm_resolver *r, const struct hm_access *a, uint8_t
 
 /* A member of an aggregate, not <padding> or a <hole>: asked by every sample, answered
  * by its field and type alone (field names are interned), so kept by the pair. */
-#define MMEMO_SLOTS 1024
+#define MMEMO_BITS 10		/* 1024 entries */
 
 struct mmemo {
 	const char *field;
@@ -453,9 +451,9 @@ static int is_member(struct hm_resolver *r, const struct hm_access *a)
 
 	if (!a->field || !a->type || a->method == HM_M_UNKNOWN)
 		return 0;
-	if (!r->mmemo && !(r->mmemo = calloc(MMEMO_SLOTS, sizeof(*r->mmemo))))
+	if (!r->mmemo && !(r->mmemo = calloc(1u << MMEMO_BITS, sizeof(*r->mmemo))))
 		hm_oom();
-	m = &r->mmemo[(h ^ h >> 32) * 0x94d049bb133111ebull >> 54 & (MMEMO_SLOTS - 1)];
+	m = &r->mmemo[hm_slot64(h, MMEMO_BITS)];
 	if (m->field != a->field || m->type != a->type)
 		*m = (struct mmemo){a->field, a->type,
 				    hm_type_agg(a->type, NULL) && !strchr(a->field, '<')};

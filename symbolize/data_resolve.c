@@ -320,7 +320,7 @@ static const struct data_image *kernel_module(struct hm_data *d, uint64_t ip,
  * search. Only an answer that depends on nothing else is kept: the global found by the
  * address, through an operand without a segment (a %fs: one may be a thread-local, by
  * the registers). A new mapping empties the table (hm_data_add_map: umemo_gen). */
-#define UMEMO_SLOTS 8192	/* 1 MB */
+#define UMEMO_BITS 13		/* 8192 entries, 1 MB */
 
 struct umemo {
 	uint64_t ip, addr;
@@ -334,10 +334,9 @@ static struct umemo *umemo_slot(struct hm_data *d, const struct hm_data_query *q
 {
 	uint64_t h = (q->ip * 0x9e3779b97f4a7c15ull) ^ (q->addr * 0xff51afd7ed558ccdull) ^ q->pid;
 
-	if (!d->umemo && !(d->umemo = calloc(UMEMO_SLOTS, sizeof(*d->umemo))))
+	if (!d->umemo && !(d->umemo = calloc(1u << UMEMO_BITS, sizeof(*d->umemo))))
 		hm_oom();
-	h ^= h >> 31;
-	return &d->umemo[(h * 0x94d049bb133111ebull >> 40) & (UMEMO_SLOTS - 1)];
+	return &d->umemo[hm_slot64(h, UMEMO_BITS)];
 }
 
 static int umemo_hit(const struct hm_data *d, const struct umemo *u,

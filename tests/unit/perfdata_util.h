@@ -345,4 +345,26 @@ static UNUSED uint8_t *small_kslab(size_t *len)
 	return hm_kslab_encode(&k, len);
 }
 
+/* bytes written into a pipe by a child and opened as stdin is; *rfd to close and *child
+ * to wait for after. */
+static UNUSED struct hm_perfdata *open_piped(const uint8_t *bytes, size_t len, int *rfd, pid_t *child)
+{
+	struct hm_perfdata *pd;
+	struct hm_err err = {0};
+	int fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	*child = fork();
+	assert_true(*child >= 0);
+	if (*child == 0) {
+		close(fds[0]);
+		_exit(write(fds[1], bytes, len) == (ssize_t)len ? 0 : 1);
+	}
+	close(fds[1]);
+	if (hm_perfdata_open_fd(fds[0], "stdin", &pd, &err) < 0)
+		fail_msg("open: %s", err.msg);
+	*rfd = fds[0];
+	return pd;
+}
+
 #endif

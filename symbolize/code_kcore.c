@@ -29,6 +29,17 @@ static int kcore_fail(struct code_kcore *k, Elf *elf, struct hm_err *err, const 
 
 #define KCORE_MAX_NOTES (1u << 20)
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* VMCOREINFO (kernel/crash_core.c): "KEY=value" lines; OSRELEASE and, since 5.15,
  * BUILD-ID say which kernel the memory is of. */
 static void kcore_vmcoreinfo(struct code_kcore *k, const char *text, size_t len)
@@ -42,12 +53,14 @@ static void kcore_vmcoreinfo(struct code_kcore *k, const char *text, size_t len)
 			k->release[n - 10] = '\0';
 		}
 		if (n >= 9 + 2 * HM_BUILD_ID_MAX && !memcmp(p, "BUILD-ID=", 9)) {
+			/* The note's text is not NUL-terminated: digits are read one by one,
+			 * never with sscanf, which would look for the end of the string. */
 			for (size_t i = 0; i < HM_BUILD_ID_MAX; i++) {
-				unsigned v;
+				int hi = hex_digit(p[9 + 2 * i]), lo = hex_digit(p[10 + 2 * i]);
 
-				if (sscanf(p + 9 + 2 * i, "%2x", &v) != 1)
+				if (hi < 0 || lo < 0)
 					break;
-				k->build_id[i] = (uint8_t)v;
+				k->build_id[i] = (uint8_t)(hi << 4 | lo);
 				k->build_id_size = i + 1;
 			}
 		}

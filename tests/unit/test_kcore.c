@@ -172,6 +172,19 @@ static void test_kcore_vmcoreinfo_must_match_recording(void **state)
 	assert_non_null(strstr(img.why, "00112233445566778899aabbccddeeff00112233"));
 	hm_code_close(c);
 
+	/* The note's text need not end in a newline or a NUL: a build-id that ends the
+	 * segment is still read whole, and nothing past it is (the fuzzer found sscanf
+	 * reading on). 76 bytes, so the note has no padding after its last digit. */
+	static const char tail[] = "OSRELEASE=6.1.0-other\nAB=1\n"
+				   "BUILD-ID=00112233445566778899aabbccddeeff00112233";
+	assert_int_equal(strlen(tail) % 4, 0);
+	write_core_info(path, &one, 1, BAD_NONE, tail);
+	assert_int_equal(hm_code_open(&o, &c, &err), 0);
+	hm_code_add_build_id(c, "[kernel.kallsyms]", other, sizeof(other));
+	assert_int_equal(hm_code_kernel_image(c, &img), -1);
+	assert_non_null(strstr(img.why, "00112233445566778899aabbccddeeff00112233"));
+	hm_code_close(c);
+
 	/* A damaged note only loses the check. */
 	write_core_info(path, &one, 1, BAD_NOTE, info);
 	o.kernel_release = "6.1.0-test";

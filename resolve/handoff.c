@@ -7,7 +7,7 @@
 
 /* A flush hands on at least half a batch at once (load.c): slots for that much let the
  * reader go on while the consumer works through it. */
-#define MAX_SLOTS 64
+#define MAX_SLOTS HM_HANDOFF_MAX_SLOTS
 
 struct slot {
 	struct hm_access *acc;

@@ -5,7 +5,8 @@
  * (the consumers carry their state across calls: docs/report.md, Two cores), so its
  * answers are the same byte for byte. It must touch nothing the resolver changes while
  * it runs: accesses' strings and types only (a struct's members load lazily through
- * libdw, which is not for two threads: heat maps and whatif stay on one). */
+ * libdw, which is not for two threads: heat maps load theirs on the producer's thread,
+ * hm_resolve_opts.prep; whatif stays on one). */
 #ifndef HM_HANDOFF_H
 #define HM_HANDOFF_H
 
@@ -14,6 +15,7 @@
 #include "symbolize/access.h"
 
 #define HM_HANDOFF_CHUNK 8192	/* accesses a slot holds: 1.5 MB */
+#define HM_HANDOFF_MAX_SLOTS 64	/* chunks in flight at most */
 
 typedef int (*hm_handoff_fn)(const struct hm_access *acc, size_t n, void *arg);
 

@@ -17,6 +17,9 @@
 #include "core/perfdata_ahead.h"
 #include "symbolize/data.h"
 
+/* A handoff slot holds one run between prep and flush (hm_recording_stream). */
+_Static_assert(HM_HANDOFF_MAX_SLOTS <= HM_STREAM_PREP_AHEAD, "prep may run further ahead");
+
 struct map_rec {
 	struct hm_perf_event ev;
 	uint64_t time;
@@ -216,6 +219,8 @@ static int gather_cut(struct hm_recording *rec, const struct hm_okey *k, size_t 
 		for (size_t x = 0; x < m; x++)
 			s[x] = rec->acc[k[i + x].idx];
 		name_cut(rec, s, m);
+		if (rec->prep)
+			rec->prep(s, m, rec->flush_arg);
 		hm_handoff_commit(rec->handoff, m);
 	}
 	hm_order_compact(rec->order, rec->acc, k, n, cut);
@@ -242,6 +247,8 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	hm_order_permute(rec->acc, k, n);
 	cut = hm_order_cut(o, k, n, final);
 	name_cut(rec, rec->acc, cut);
+	if (cut && rec->prep)
+		rec->prep(rec->acc, cut, rec->flush_arg);
 	if (cut && rec->flush(rec->acc, cut, rec->flush_arg))
 		return -1;
 	rec->total += cut;
@@ -443,6 +450,7 @@ int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
 	memset(rec, 0, sizeof(*rec));
 	rec->batch = batch ? batch : 1;
 	rec->flush = flush;
+	rec->prep = o->prep;
 	rec->flush_arg = arg;
 	if (o->jobs > 1 && o->flush_apart)
 		rec->handoff = hm_handoff_start(rec->batch, flush, arg);	/* NULL: on this thread */

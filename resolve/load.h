@@ -20,6 +20,7 @@ struct hm_recording {
 	struct hm_perfdata *pd;		/* kept open: features and attrs stay valid */
 	size_t batch;			/* hm_recording_stream: accesses per flush */
 	int (*flush)(const struct hm_access *acc, size_t n, void *arg);
+	void (*prep)(const struct hm_access *acc, size_t n, void *arg);	/* o->prep */
 	void *flush_arg;
 	struct hm_order *order;		/* time order across batches (resolve/order.h) */
 	struct hm_handoff *handoff;	/* flush's thread (o->jobs 2), or NULL */
@@ -43,9 +44,15 @@ int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
 /* The same in batches of at most batch accesses, in time order (load.c says how far
  * that holds), to flush; the array is reused: flush keeps what it needs. Memory holds
  * about two batches.
+ * With o->prep, each run flush gets went to prep first, on this thread, with the same
+ * accesses: prep and flush see the same runs in the same order, and prep runs at most
+ * HM_STREAM_PREP_AHEAD runs ahead of flush (which finished the run that many before).
+ * So a ring of that many entries carries what prep works out to flush.
  * A non-zero return from flush stops the read (out of memory). On failure too, rec stays
  * open until hm_recording_free: what flush kept of earlier batches points at strings the
  * resolver owns, so the caller drops that first and frees rec after it. */
+#define HM_STREAM_PREP_AHEAD 64
+
 int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
 			int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
 			size_t batch, int (*flush)(const struct hm_access *acc, size_t n, void *arg),

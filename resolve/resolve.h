@@ -29,6 +29,11 @@ struct hm_resolve_opts {
 					 * 1: one thread */
 	int flush_apart;		/* hm_recording_stream's flush touches nothing the
 					 * resolver changes (resolve/handoff.h) */
+	/* hm_recording_stream: called with flush's arg on the resolving thread with each
+	 * run of accesses, just before the run is handed to flush (resolve/load.h);
+	 * what flush needs of the resolver's types is worked out here (report's heat
+	 * maps, whose members load through libdw). NULL: none. */
+	void (*prep)(const struct hm_access *acc, size_t n, void *arg);
 };
 
 /* Why a sample has no data address, for --stats. */

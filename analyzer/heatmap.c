@@ -325,40 +325,6 @@ static uint64_t line_key(const struct hm_access *x, uint64_t line, uint32_t ls)
 	return addr ? (addr / ls) << 1 | 1 : (line + 1) << 1;
 }
 
-static size_t collect(const struct hm_heat *h, const uint64_t *ends, const struct hm_access *acc,
-		      size_t n, struct ent *e, uint64_t *outside)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct hm_access *x = &acc[i];
-		uint64_t off = x->field_off;
-
-		if (!x->type || !hm_heat_type_matches(h->type, x->type))
-			continue;
-		if (hm_type_strip(x->type) != h->type && off >= h->size)
-			off %= h->size;	/* an element of an array of the type */
-		if (off >= h->size) {
-			(*outside)++;
-			continue;
-		}
-		if (!h->all_elems)
-			off = fold_offset(h->type, off);
-		e[k] = (struct ent){
-			.time = x->s.time,
-			.seq = i,
-			.tid = x->s.tid,
-			.op = x->s.op,
-			.part = x->part != 0,
-			.line = off / h->line_size,
-			.key = line_key(x, off / h->line_size, h->line_size),
-			.row = row_at(h, ends, off, x->field),
-		};
-		k++;
-	}
-	return k;
-}
-
 /* First sighting of (what, index, tid): distinct thread counts without per-row sets. */
 static int first_seen(struct hm_map64 *seen, unsigned what, uint64_t index, uint32_t tid)
 {
@@ -398,14 +364,83 @@ static uint32_t line_writer(struct hm_arena *a, struct last *prev, uint32_t tid)
 	return prev->nr_w;
 }
 
+/* Where an offset of the type counts: its offset folded onto element 0 and its row;
+ * both follow from the offset and the access's field name alone, and a run of accesses
+ * repeats a few of them. */
+#define PLACE_BITS 8
+
+struct place {
+	uint64_t off;
+	const char *field;
+	uint64_t folded;
+	int32_t row;
+	uint8_t used;
+};
+
 /* What counting keeps between batches: distinct threads seen and each line's last
- * access, so that batches added in time order count as one run. */
+ * access, so that batches added in time order count as one run. Its own arena, not the
+ * rows': counting may run on another thread than the one laying out the next map. */
 struct hm_heat_acc {
-	struct hm_arena *a;
+	struct hm_arena a;
 	struct hm_heat *h;
 	uint64_t *ends;			/* end of the furthest row so far, per row */
 	struct hm_map64 seen, lastmap;
+	struct place place[1u << PLACE_BITS];
 };
+
+static const struct place *place_of(struct hm_heat_acc *c, uint64_t off, const char *field)
+{
+	struct place *p = &c->place[hm_slot64(off ^ (uintptr_t)field, PLACE_BITS)];
+	const struct hm_heat *h = c->h;
+
+	if (!p->used || p->off != off || p->field != field) {
+		p->used = 1;
+		p->off = off;
+		p->field = field;
+		p->folded = h->all_elems ? off : fold_offset(h->type, off);
+		p->row = row_at(h, c->ends, p->folded, field);
+	}
+	return p;
+}
+
+/* The accesses of h's type: those pick names with mine (hm_heat_set_prepare matched
+ * them on the resolving thread), or without pick those whose type matches. */
+static size_t collect(struct hm_heat_acc *c, const struct hm_access *acc, size_t n,
+		      const int8_t *pick, int8_t mine, struct ent *e, uint64_t *outside)
+{
+	const struct hm_heat *h = c->h;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hm_access *x = &acc[i];
+		uint64_t off = x->field_off;
+
+		if (pick ? pick[i] != mine || !x->type
+			 : !x->type || !hm_heat_type_matches(h->type, x->type))
+			continue;
+		if (hm_type_strip(x->type) != h->type && off >= h->size)
+			off %= h->size;	/* an element of an array of the type */
+		if (off >= h->size) {
+			(*outside)++;
+			continue;
+		}
+		const struct place *pl = place_of(c, off, x->field);
+
+		off = pl->folded;
+		e[k] = (struct ent){
+			.time = x->s.time,
+			.seq = i,
+			.tid = x->s.tid,
+			.op = x->s.op,
+			.part = x->part != 0,
+			.line = off / h->line_size,
+			.key = line_key(x, off / h->line_size, h->line_size),
+			.row = pl->row,
+		};
+		k++;
+	}
+	return k;
+}
 
 static void count(struct hm_heat_acc *c, const struct ent *e, size_t n)
 {
@@ -446,12 +481,12 @@ static void count(struct hm_heat_acc *c, const struct ent *e, size_t n)
 		if (store)
 			l->writers += first_seen(&c->seen, 3, e[i].line, e[i].tid);
 		if (!prev) {
-			prev = hm_arena_alloc(c->a, sizeof(*prev));
+			prev = hm_arena_alloc(&c->a, sizeof(*prev));
 			memset(prev, 0, sizeof(*prev));
 			hm_map64_put(&c->lastmap, e[i].key, prev);
 		}
 		if (store) {
-			uint32_t w = line_writer(c->a, prev, e[i].tid);
+			uint32_t w = line_writer(&c->a, prev, e[i].tid);
 
 			if (w > l->line_writers)
 				l->line_writers = w;
@@ -475,6 +510,26 @@ static void maxima(struct hm_heat *h)
 			h->max_conflicts = h->lines[i].conflicts;
 }
 
+/* Counting reads the members of t and of every aggregate in it (fold_offset): they are
+ * loaded here, where the map is laid out, so that counting never loads them through
+ * libdw (it may run on another thread than the resolver's). The walk above loads most;
+ * this makes it all, as deep as fold_offset goes. */
+static void preload(const struct hm_type *t, struct hm_map64 *seen, int depth)
+{
+	uint32_t nr;
+	const struct hm_member *m;
+
+	t = hm_type_strip(t);
+	while (t && t->kind == HM_T_ARRAY && depth++ < 64)
+		t = hm_type_strip(t->ref);
+	if (!t || depth >= 64 || !hm_type_is_aggregate(t) || hm_map64_get(seen, (uintptr_t)t))
+		return;
+	hm_map64_put(seen, (uintptr_t)t, (void *)t);
+	m = hm_type_members(t, &nr);
+	for (uint32_t i = 0; i < nr; i++)
+		preload(m[i].type, seen, depth + 1);
+}
+
 int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_heat_opts *o,
 		  struct hm_heat *out, struct hm_heat_acc **acc, struct hm_err *err)
 {
@@ -482,6 +537,7 @@ int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_h
 	struct rows r = {.a = a, .all_elems = o && o->all_elems};
 	struct hm_heat *h = out;
 	struct hm_heat_acc *c;
+	struct hm_map64 seen;
 
 	memset(h, 0, sizeof(*h));
 	*acc = NULL;
@@ -517,8 +573,12 @@ int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_h
 	h->lines = hm_arena_alloc(a, h->nr_lines * sizeof(*h->lines));
 	for (uint64_t i = 0; i < h->nr_lines; i++)
 		h->lines[i].line = i;
+	hm_map64_init(&seen);
+	preload(t, &seen, 0);
+	hm_map64_free(&seen);
 	c = xrealloc(NULL, sizeof(*c));
-	c->a = a;
+	memset(c->place, 0, sizeof(c->place));
+	hm_arena_init(&c->a);
 	c->h = h;
 	c->ends = xrealloc(NULL, (h->nr_fields + 1) * sizeof(*c->ends));
 	for (uint32_t i = 0; i < h->nr_fields; i++) {
@@ -532,18 +592,33 @@ int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_h
 	return 0;
 }
 
-void hm_heat_add(struct hm_heat_acc *c, const struct hm_access *acc, size_t n)
+static void add(struct hm_heat_acc *c, const struct hm_access *acc, size_t n,
+		const int8_t *pick, int8_t mine)
 {
 	struct hm_heat *h = c->h;
 	struct ent *e = xrealloc(NULL, (n + 1) * sizeof(*e));
 	uint64_t outside = 0;
-	size_t ne = collect(h, c->ends, acc, n, e, &outside);
+	size_t ne = collect(c, acc, n, pick, mine, e, &outside), i;
 
 	h->outside += outside;
 	h->accesses += ne + outside;
-	hm_sort(e, ne, sizeof(*e), cmp_ent);
+	for (i = 1; i < ne && cmp_ent(&e[i - 1], &e[i]) <= 0; i++)
+		;
+	if (i < ne)	/* a streamed report's runs come in time order already */
+		hm_sort(e, ne, sizeof(*e), cmp_ent);
 	count(c, e, ne);
 	free(e);
+}
+
+void hm_heat_add(struct hm_heat_acc *c, const struct hm_access *acc, size_t n)
+{
+	add(c, acc, n, NULL, 0);
+}
+
+void hm_heat_add_picked(struct hm_heat_acc *c, const struct hm_access *acc, size_t n,
+			const int8_t *pick, int8_t mine)
+{
+	add(c, acc, n, pick, mine);
 }
 
 void hm_heat_end(struct hm_heat_acc *c)
@@ -551,6 +626,7 @@ void hm_heat_end(struct hm_heat_acc *c)
 	if (!c)
 		return;
 	maxima(c->h);
+	hm_arena_free(&c->a);
 	hm_map64_free(&c->seen);
 	hm_map64_free(&c->lastmap);
 	free(c->ends);

@@ -92,6 +92,11 @@ int hm_heat_type_matches(const struct hm_type *t, const struct hm_type *u);
 int hm_heat_begin(struct hm_arena *a, const struct hm_type *t, const struct hm_heat_opts *o,
 		  struct hm_heat *out, struct hm_heat_acc **acc, struct hm_err *err);
 void hm_heat_add(struct hm_heat_acc *acc, const struct hm_access *x, size_t n);
+/* add with the matching done before: counts the accesses i with pick[i] == mine. It
+ * reads no type but t's, whose members begin loaded, so it may run on another thread
+ * than the one that loads types (hm_heat_set_prepare). */
+void hm_heat_add_picked(struct hm_heat_acc *acc, const struct hm_access *x, size_t n,
+			const int8_t *pick, int8_t mine);
 void hm_heat_end(struct hm_heat_acc *acc);
 
 
@@ -108,7 +113,9 @@ struct hm_heat_cand {
 };
 
 struct hm_heat_set {
-	struct hm_arena *a;
+	struct hm_arena *a;		/* the maps' rows once ended */
+	struct hm_arena own;		/* until then: a is the caller's, which may be in
+					 * use on another thread (prepare and feed) */
 	struct hm_heat_opts o;
 	struct hm_heat_cand cand[HM_HEAT_SET_MAX];
 	size_t nr;
@@ -116,6 +123,17 @@ struct hm_heat_set {
 
 void hm_heat_set_init(struct hm_heat_set *s, struct hm_arena *a, const struct hm_heat_opts *o);
 void hm_heat_set_add(struct hm_heat_set *s, const struct hm_access *acc, size_t n);
+/* hm_heat_set_add in two halves, for a report that counts on a second thread
+ * (resolve/handoff.h). prepare runs where types load (the resolver's thread): it starts
+ * the maps of types first seen, which loads their members through libdw, names each
+ * access's map in pick (its index, or -1: pick holds n) and returns how many maps there
+ * are now. feed, on the other thread, counts the accesses into the first nr maps; it
+ * reads only what prepare loaded. prepare and feed take the same runs in the same order;
+ * the result equals hm_heat_set_add's on those runs. */
+size_t hm_heat_set_prepare(struct hm_heat_set *s, const struct hm_access *acc, size_t n,
+			   int8_t *pick);
+void hm_heat_set_feed(struct hm_heat_set *s, const struct hm_access *acc, size_t n,
+		      const int8_t *pick, size_t nr);
 /* Finishes every map (idempotent; also what frees their accumulators). */
 void hm_heat_set_end(struct hm_heat_set *s);
 /* The max busiest finished maps into hp, busiest first; how many (0: no typed access). */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyzer/c2c_view.h"
+#include "core/oom.h"
 #include "analyzer/fixcheck.h"
 #include "analyzer/heatmap.h"
 #include "render/html.h"
@@ -279,9 +280,29 @@ struct run {
 	struct hm_splits_acc *splits;
 	struct hm_splits split_out;
 	struct hm_heat_set heat;
+	/* each run's heat map picks, from on_prep (the resolver's thread, where types
+	 * load) to on_batch (maybe the tables' thread): hm_heat_set_prepare */
+	struct heat_run {
+		int8_t *pick;
+		size_t cap, nr;
+	} ring[HM_STREAM_PREP_AHEAD];
+	size_t prepped, fed;
 	struct hm_c2c_acc *c2c;		/* --view c2c */
 	struct hm_err err;
 };
+
+static void on_prep(const struct hm_access *acc, size_t n, void *arg)
+{
+	struct run *r = arg;
+	struct heat_run *h = &r->ring[r->prepped++ % HM_STREAM_PREP_AHEAD];
+
+	if (n > h->cap) {
+		free(h->pick);
+		if (!(h->pick = malloc(h->cap = n)))
+			hm_oom();
+	}
+	h->nr = hm_heat_set_prepare(&r->heat, acc, n, h->pick);
+}
 
 static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 {
@@ -292,8 +313,11 @@ static int on_batch(const struct hm_access *acc, size_t n, void *arg)
 	hm_splits_add(r->splits, acc, n);
 	if (r->c2c)
 		hm_c2c_acc_add(r->c2c, acc, n);
-	if (r->a->heatmap || r->a->html)
-		hm_heat_set_add(&r->heat, acc, n);
+	if (r->a->heatmap || r->a->html) {
+		const struct heat_run *h = &r->ring[r->fed++ % HM_STREAM_PREP_AHEAD];
+
+		hm_heat_set_feed(&r->heat, acc, n, h->pick, h->nr);
+	}
 	return 0;
 }
 
@@ -435,6 +459,8 @@ static void run_free(struct run *r)
 		hm_lines_acc_end(r->lines, &discard);
 	hm_splits_end(r->splits);
 	hm_heat_set_end(&r->heat);
+	for (size_t i = 0; i < HM_STREAM_PREP_AHEAD; i++)
+		free(r->ring[i].pick);
 	if (r->c2c)
 		hm_c2c_acc_end(r->c2c, &r->ar, NULL, &(struct hm_c2c_view){0});
 	hm_arena_free(&r->ar);
@@ -454,9 +480,11 @@ int cmd_report(int argc, char **argv)
 		return HM_EXIT_USAGE;
 	tf.want = a.type;
 	r.a = &a;
-	/* heat maps load struct members through libdw, which the resolver uses too: not on
-	 * a thread of their own (resolve/handoff.h) */
-	a.ro.flush_apart = !a.heatmap && !a.html;
+	/* heat maps load struct members through libdw, which the resolver uses too: they
+	 * are laid out on its thread (on_prep) and counted on the tables' thread */
+	a.ro.flush_apart = 1;
+	if ((a.heatmap || a.html) && !a.accesses)
+		a.ro.prep = on_prep;
 	hm_arena_init(&r.ar);
 	hm_heat_set_init(&r.heat, &r.ar, &(struct hm_heat_opts){.line_size = a.line_size});
 	r.lines = hm_lines_acc_new(&r.ar, a.line_size, a.window_ns);

@@ -3,7 +3,7 @@
 # thread, resolve/handoff.h; with 3 the file also read ahead on a third,
 # core/perfdata_ahead.h), and any --batch, give the same output byte for byte: on
 # committed recordings, on one grown past the handoff's chunk (8192 accesses) and a
-# report batch. (Watch transfers across a batch's
+# report batch; every view, the heat maps and their page too. (Watch transfers across a batch's
 # edge, on random data: tests/unit/test_lines_merge.c.)
 # Prints "ok NAME" / "not ok NAME".
 . "$(dirname "$0")/../lib/tap.sh"
@@ -42,6 +42,9 @@ for f in "$T/grown" "$T/spread" $R/wide_stats $R/true_sharing $R/objects_heap \
 	same "$n: c2c view" -i "$f.data" --view c2c
 	same "$n: accesses in order" -i "$f.data" --view accesses --json
 	same "$n: stats" -i "$f.data" --stats
+	# laid out where types load, counted on the tables' thread (analyzer/heatmap.h)
+	same "$n: heat map" -i "$f.data" --view heatmap --json
+	same "$n: heat map page" -i "$f.data" --html /dev/stdout
 done
 
 # The grown recording's conflicts are counted across every edge: 40000 samples are 45

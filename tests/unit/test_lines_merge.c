@@ -306,6 +306,118 @@ static void test_heat_batches_equal_build(void **state)
 	free(acc);
 }
 
+static void same_heat(const struct hm_heat *a, const struct hm_heat *b)
+{
+	assert_ptr_equal(a->type, b->type);
+	assert_int_equal(a->accesses, b->accesses);
+	assert_int_equal(a->outside, b->outside);
+	assert_int_equal(a->nr_fields, b->nr_fields);
+	for (uint32_t i = 0; i < a->nr_fields; i++) {
+		assert_int_equal(a->fields[i].loads, b->fields[i].loads);
+		assert_int_equal(a->fields[i].stores, b->fields[i].stores);
+		assert_int_equal(a->fields[i].conflicts, b->fields[i].conflicts);
+		assert_int_equal(a->fields[i].threads, b->fields[i].threads);
+	}
+	for (uint64_t i = 0; i < a->nr_lines; i++) {
+		assert_int_equal(a->lines[i].conflicts, b->lines[i].conflicts);
+		assert_int_equal(a->lines[i].writers, b->lines[i].writers);
+		assert_int_equal(a->lines[i].line_writers, b->lines[i].line_writers);
+	}
+}
+
+/* A report's heat maps are laid out on the resolving thread and counted on another
+ * (hm_heat_set_prepare, then hm_heat_set_feed, up to HM_STREAM_PREP_AHEAD runs apart):
+ * the same maps, in the same order, with the same counts as hm_heat_set_add, and each
+ * the same as hm_heat_build over its type's accesses alone. Two struct types (one seen
+ * first mid-run), an array of one, and scalars that have no map. */
+static void test_heat_set_prepare_feed_equals_add(void **state)
+{
+	static struct hm_member um[2];
+	static struct hm_type pair = { .kind = HM_T_UNION, .name = "pair", .size = 16,
+				       .loaded = 1 };
+	static struct hm_type arr = { .kind = HM_T_ARRAY, .size = 96 * 4, .nelems = 4 };
+	static struct hm_type u32 = { .kind = HM_T_BASE, .name = "unsigned int", .size = 4 };
+	struct hm_access *acc = make(N, 0xfeed), *only = calloc(N, sizeof(*acc));
+	struct hm_heat_set one, two;
+	struct hm_arena a1, a2, a3;
+	int8_t *pick[5] = {0};
+	size_t nr[5], lag = 3, run = 97;
+	uint64_t by_a = 0, by_b = 0;
+
+	(void)state;
+	arr.ref = obj_type();
+	/* a union: both members at offset 0, so the access's field name picks the row */
+	um[0] = (struct hm_member){ .name = "a", .type = &u32 };
+	um[1] = (struct hm_member){ .name = "b", .type = &u32 };
+	pair.members = um;
+	pair.nr_members = 2;
+	for (size_t i = 0; i < N; i++) {
+		if (i > 500 && i % 5 == 0) {
+			acc[i].type = &pair;
+			acc[i].field_off = 0;
+			acc[i].field = i % 3 ? "pair.b" : "pair.a";
+			by_a += i % 3 == 0;
+			by_b += i % 3 != 0;
+		} else if (i % 7 == 0)
+			acc[i].type = &u32;
+		else if (i % 11 == 0)
+			acc[i].type = &arr, acc[i].field_off += 96 * (i % 4);
+	}
+	hm_arena_init(&a1);
+	hm_arena_init(&a2);
+	hm_heat_set_init(&one, &a1, &(struct hm_heat_opts){.line_size = 64});
+	hm_heat_set_init(&two, &a2, &(struct hm_heat_opts){.line_size = 64});
+	for (size_t i = 0; i < N; i += run)
+		hm_heat_set_add(&one, acc + i, N - i < run ? N - i : run);
+	/* prepare runs lag runs ahead of feed, as the handoff lets it */
+	for (size_t i = 0, r = 0; i < N + lag * run; i += run, r++) {
+		if (i < N) {
+			size_t m = N - i < run ? N - i : run;
+
+			pick[r % 5] = realloc(pick[r % 5], m);
+			nr[r % 5] = hm_heat_set_prepare(&two, acc + i, m, pick[r % 5]);
+		}
+		if (r >= lag && i - lag * run < N) {
+			size_t at = i - lag * run, m = N - at < run ? N - at : run;
+
+			hm_heat_set_feed(&two, acc + at, m, pick[(r - lag) % 5], nr[(r - lag) % 5]);
+		}
+	}
+	hm_heat_set_end(&one);
+	hm_heat_set_end(&two);
+	assert_int_equal(one.nr, 2);
+	assert_int_equal(two.nr, 2);
+	for (size_t k = 0; k < one.nr; k++) {
+		struct hm_heat whole;
+		size_t n = 0;
+
+		assert_int_equal(one.cand[k].count, two.cand[k].count);
+		same_heat(&one.cand[k].heat, &two.cand[k].heat);
+		for (size_t i = 0; i < N; i++)
+			if (hm_heat_type_matches(one.cand[k].t, acc[i].type))
+				only[n++] = acc[i];
+		hm_arena_init(&a3);
+		assert_int_equal(hm_heat_build(&a3, one.cand[k].t, only, n, 64, &whole), 0);
+		assert_true(whole.accesses > 100);
+		same_heat(&whole, &two.cand[k].heat);
+		hm_arena_free(&a3);
+	}
+	/* counted by hand: each union member's row has its own accesses */
+	for (uint32_t i = 0; i < two.cand[1].heat.nr_fields; i++) {
+		const struct hm_heat_field *f = &two.cand[1].heat.fields[i];
+
+		if (!f->hole)
+			assert_int_equal(f->loads + f->stores + f->other,
+					 !strcmp(f->path, "a") ? by_a : by_b);
+	}
+	for (int i = 0; i < 5; i++)
+		free(pick[i]);
+	hm_arena_free(&a1);
+	hm_arena_free(&a2);
+	free(acc);
+	free(only);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_many_batches_equal_build),
 		cmocka_unit_test(test_splits_batches_equal_build),
 		cmocka_unit_test(test_heat_batches_equal_build),
+		cmocka_unit_test(test_heat_set_prepare_feed_equals_add),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

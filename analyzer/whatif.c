@@ -227,6 +227,7 @@ int hm_whatif_plan_sum(struct hm_arena *a, const struct hm_wi_sum *sum,
 	out->line_size = spec->line_size ? spec->line_size : 64;
 	out->aligned_alloc = spec->aligned_alloc;
 	out->max_lines = spec->max_lines;
+	out->jobs = spec->jobs;
 	if (spec->kind == HM_WI_LAYOUT) {
 		if (!spec->build)
 			return hm_err_set(err, HM_EXIT_USAGE, "--layout needs the new build's path");

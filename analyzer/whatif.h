@@ -55,6 +55,8 @@ struct hm_wi_spec {
 	size_t max_lines;		/* distinct lines kept per side (0: no limit); a run
 					 * over it is replayed in batches, each side pruned
 					 * as report's --max-lines (hm_lines_acc_set_max) */
+	int jobs;			/* 2: a batched replay builds the before side on a
+					 * second thread (resolve/handoff.h); 0 or 1: one */
 };
 
 /* malloc's alignment on x86-64 glibc: a heap object keeps a base that is a multiple of
@@ -107,6 +109,7 @@ struct hm_wi_plan {
 	uint32_t nr_absent;
 	int aligned_alloc;		/* from the spec */
 	size_t max_lines;		/* from the spec */
+	int jobs;			/* from the spec */
 	struct hm_wi_map *map;		/* arena-owned; hm_whatif_plan_free() */
 };
 

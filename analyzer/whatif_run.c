@@ -2,6 +2,7 @@
  * both sides with their timings as recorded, and each shared line matched with the lines
  * its accesses go to (or come from). */
 #include "analyzer/whatif.h"
+#include "resolve/handoff.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -356,15 +357,20 @@ static int array_feed(void *arg, int (*fn)(const struct hm_access *acc, size_t n
 struct pstate {
 	struct wrun *r;
 	struct hm_lines_acc *bl, *al;
+	struct hm_handoff *apart;	/* the after side's thread, or NULL: all here */
 	struct lpairs *t;
 	const struct hm_lines *after;
 	const struct lref *ia;
 	struct hm_wi_counts *c;
-	struct hm_err *err;
+	struct hm_err *err, aerr;	/* aerr: the after side's, on its thread */
 	int dropped;
 };
 
-static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
+/* The after side of a chunk: replayed (the new layouts load through libdw, so this is
+ * the only thread that may touch types while a pass runs), HITMs dropped against ia,
+ * pairs linked, and its lines added. */
+static int after_chunk(struct pstate *ps, const struct hm_access *x, size_t k,
+		       struct hm_err *err)
 {
 	struct wrun *r = ps->r;
 
@@ -373,10 +379,39 @@ static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
 		ps->dropped |= drop_hitm(r->rep, k, ps->after, ps->ia);
 	if (ps->t)
 		link_batch(ps->t, x, r->rep, r->flags, k, r->plan->line_size);
-	if ((ps->bl && hm_lines_acc_add(ps->bl, x, k, ps->err)) ||
-	    hm_lines_acc_add(ps->al, r->rep, k, ps->err))
-		return -1;
+	return hm_lines_acc_add(ps->al, r->rep, k, err);
+}
+
+static int after_apart(const struct hm_access *acc, size_t n, void *arg)
+{
+	struct pstate *ps = arg;
+
+	return after_chunk(ps, acc, n, &ps->aerr);
+}
+
+/* With two threads the after side takes a copy of each chunk (the feed reuses its
+ * buffer), while this thread builds the before side from the recorded accesses as they
+ * are: both cost about the same. The sides' tables touch no type (lines_merge.c), and
+ * each side builds in an arena of its own until it ends. */
+static int hand_on(struct hm_handoff *h, const struct hm_access *x, size_t k)
+{
+	for (size_t i = 0; i < k; i += HM_HANDOFF_CHUNK) {
+		size_t m = k - i < HM_HANDOFF_CHUNK ? k - i : HM_HANDOFF_CHUNK;
+		struct hm_access *s = hm_handoff_slot(h);
+
+		if (!s)
+			return -1;
+		memcpy(s, x + i, m * sizeof(*s));
+		hm_handoff_commit(h, m);
+	}
 	return 0;
+}
+
+static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
+{
+	if (ps->apart ? hand_on(ps->apart, x, k) : after_chunk(ps, x, k, ps->err))
+		return -1;
+	return ps->bl && hm_lines_acc_add(ps->bl, x, k, ps->err) ? -1 : 0;
 }
 
 /* A batch the feed hands out, replayed r->batch accesses at a time. */
@@ -408,11 +443,19 @@ static int pass(struct wrun *r, struct hm_lines_acc *bl, struct hm_lines_acc *al
 		struct lpairs *t, const struct hm_lines *after, const struct lref *ia,
 		struct hm_wi_counts *c, struct hm_err *err)
 {
-	struct pstate ps = {r, bl, al, t, after, ia, c, err, 0};
+	struct pstate ps = {.r = r, .bl = bl, .al = al, .t = t, .after = after, .ia = ia,
+			    .c = c, .err = err};
+	int rc;
 
-	if (r->feed(r->feed_arg, pass_batch, &ps, err))
-		return -1;
-	return ps.dropped;
+	/* both sides at once; room for 4 chunks in flight, as the sides cost alike */
+	if (bl && r->plan->jobs > 1)
+		ps.apart = hm_handoff_start(8 * HM_HANDOFF_CHUNK, after_apart, &ps);
+	rc = r->feed(r->feed_arg, pass_batch, &ps, err);
+	if (hm_handoff_end(ps.apart) && (!rc || !err->msg[0])) {
+		*err = ps.aerr;	/* the after side failed: the pass stopped there */
+		rc = -1;
+	}
+	return rc ? -1 : ps.dropped;
 }
 
 /* One build of each side over the whole run (r->batch == r->n): exact, and cheaper per
@@ -445,18 +488,23 @@ static int run_lines(struct wrun *r, struct hm_whatif *out, struct lpairs *t,
 	struct hm_lines_acc *bl, *al;
 	struct hm_wi_counts scratch = {0};
 	struct hm_lines after2;
+	struct hm_arena b_arena, a_arena;
 	struct lref *ia;
 	int rc;
 
 	if (r->whole)
 		return run_whole(r, out, t, err);
-	bl = hm_lines_acc_new(r->a, L, r->window_ns);
-	al = hm_lines_acc_new(r->a, L, r->window_ns);
+	hm_arena_init(&b_arena);
+	hm_arena_init(&a_arena);
+	bl = hm_lines_acc_new(&b_arena, L, r->window_ns);
+	al = hm_lines_acc_new(&a_arena, L, r->window_ns);
 	hm_lines_acc_set_max(bl, r->plan->max_lines);
 	hm_lines_acc_set_max(al, r->plan->max_lines);
 	rc = pass(r, bl, al, t, NULL, NULL, &out->counts, err);
 	hm_lines_acc_end(bl, &out->before);
 	hm_lines_acc_end(al, &out->after);
+	hm_arena_adopt(r->a, &b_arena);
+	hm_arena_adopt(r->a, &a_arena);
 	if (rc < 0 || out->before.source != HM_SRC_PMU)
 		return rc < 0 ? -1 : 0;
 	/* PMU: the after side again with the HITMs its own lines no longer explain */

@@ -23,7 +23,7 @@ struct whatif_args {
 	const char *input, *layout, *only, *suggest;
 	struct hm_wi_edit edits[HM_WI_MAX_EDITS];
 	uint32_t nr_edits;
-	int json, wide, aligned_alloc, stream;
+	int json, wide, aligned_alloc, stream, jobs;
 	size_t top, max_lines;
 	uint32_t line_size;
 	uint64_t window_ns;
@@ -37,7 +37,7 @@ static void whatif_usage(FILE *out)
 		"usage: hitmap whatif [-i FILE] (--layout NEWBUILD [-t TYPE] | --pad TYPE.FIELD=BYTES |\n"
 		"                     --align TYPE.FIELD=N | --order TYPE=f1,f2,... | --suggest TYPE)\n"
 		"                     [--line-size 64|128] [--json] [--top N] [--window US] [--wide]\n"
-		"                     [--max-lines N] [--stream]\n\n"
+		"                     [--max-lines N] [--stream] [--jobs 1|2]\n\n"
 		"Replays the recorded accesses through another layout and predicts which cache\n"
 		"lines stop or start being shared (docs/whatif.md).\n\n"
 		"  -i FILE        the recording (default perf.data)\n"
@@ -60,7 +60,11 @@ static void whatif_usage(FILE *out)
 		"  --max-lines N  distinct cache lines kept per side (default %d, as report's);\n"
 		"                 past it the run is read in batches, the least contended lines\n"
 		"                 are dropped, and counted\n"
-		"  --wide         text lines as long as they come (default: wrapped at 120)\n",
+		"  --wide         text lines as long as they come (default: wrapped at 120)\n"
+		"  --jobs N       2 (the default with two CPUs online): a streamed run is\n"
+		"                 summed on a second thread as it is read, and replayed into\n"
+		"                 the new layout on one while the other builds the recorded\n"
+		"                 side; 1: one thread. The output is the same byte for byte\n",
 		WHATIF_MAX_LINES);
 }
 
@@ -127,18 +131,19 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 		{"aligned-alloc", no_argument, NULL, 'A'}, {"force", no_argument, NULL, 'f'},
 		{"wide", no_argument, NULL, 'W'}, {"kallsyms", required_argument, NULL, 'Y'},
 		{"stream", no_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
-		{"max-lines", required_argument, NULL, 'M'},
+		{"max-lines", required_argument, NULL, 'M'}, {"jobs", required_argument, NULL, 'J'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
-	/* the replays on one thread: their layouts load through libdw, so the accesses are
-	 * not handed to a thread of their own (resolve/handoff.h); the first read's are
-	 * (try_stream). Reading the file ahead on another (--jobs 3 of report) costs more
-	 * than it saves on two CPUs (docs/report.md) */
+	/* a held run is read on one thread; a streamed one is summed on a second as it is
+	 * read (try_stream), and its replay builds the two sides on two (whatif_run.c).
+	 * Reading the file ahead on a third (report's --jobs 3) costs more than it saves
+	 * on two CPUs (docs/report.md) */
 	a->ro.jobs = 1;
+	a->jobs = cli_jobs_default();
 	a->max_lines = WHATIF_MAX_LINES;
 	a->input = "perf.data";
 	a->line_size = 64;
@@ -172,6 +177,11 @@ static int parse_args(int argc, char **argv, struct whatif_args *a)
 			if (cli_number("whatif", "--max-lines", optarg, 1, 1ull << 31, &v))
 				return -1;
 			a->max_lines = (size_t)v;
+			break;
+		case 'J':
+			if (cli_number("whatif", "--jobs", optarg, 1, 2, &v))
+				return -1;
+			a->jobs = (int)v;
 			break;
 		case 'h': whatif_usage(stdout); exit(HM_EXIT_OK);
 		default: cli_bad_option("whatif", c, argv); return -1;
@@ -407,7 +417,7 @@ static int run(struct whatif_args *a, const struct wsrc *src, struct hm_layout *
 		.kind = a->layout ? HM_WI_LAYOUT : a->suggest ? HM_WI_SUGGEST : a->edits[0].kind,
 		.build = build, .only = a->only, .edits = a->edits, .nr_edits = a->nr_edits,
 		.line_size = a->line_size, .aligned_alloc = a->aligned_alloc,
-		.max_lines = a->max_lines,
+		.max_lines = a->max_lines, .jobs = a->jobs,
 	};
 	struct hm_wi_plan plan;
 	struct hm_whatif w = {0};
@@ -483,7 +493,7 @@ static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 	fr = (struct first_read){&sum, hm_spill_open()};
 	/* the summary and the spill touch only the accesses: on a thread of their own */
 	ro1 = a->ro;
-	ro1.jobs = cli_jobs_default();
+	ro1.jobs = a->jobs;
 	ro1.flush_apart = 1;
 	held = hm_recording_stream(a->input, &ro1, NULL, NULL, STREAM_BATCH, sum_batch, &fr,
 				   &rec, &err) ||

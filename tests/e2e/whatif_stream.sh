@@ -91,6 +91,18 @@ EOF
 		cmp "$T/w1.json" "$T/w2.json"
 	check "the replay's file of accesses is unlinked: \$TMPDIR is left empty" \
 		sh -c "[ -z \"\$(ls -A '$T/tmpd')\" ]"
+	# --jobs 2 (the default with two CPUs) sums on a second thread as it reads and
+	# replays the new side there while this one builds the recorded side; --jobs 1 is
+	# all on one: the same bytes (run under ThreadSanitizer by make check)
+	for a in "--suggest worker_stats --json" "--pad worker_stats.errors=56" \
+		 "--layout $R/bin/false_sharing_padded --max-lines 4"; do
+		"$H" whatif -i "$T/long.data" --buildid-dir "$R" $a --jobs 1 >"$T/j1" 2>&1
+		echo "exit $?" >>"$T/j1"
+		"$H" whatif -i "$T/long.data" --buildid-dir "$R" $a --jobs 2 >"$T/j2" 2>&1
+		echo "exit $?" >>"$T/j2"
+		check "300000 samples, ${a%% *}: --jobs 1 = --jobs 2" \
+			sh -c "cmp '$T/j1' '$T/j2' && grep -q 'exit 0' '$T/j1'"
+	done
 else
 	echo "not ok build/bench/perfgrow could not be built (make build/bench/perfgrow)"
 fi

@@ -67,7 +67,8 @@ awk -v n="$N" -v hs="$hs" -v hk="$hk" -v js="$js" -v jk="$jk" -v ps="$ps" -v pk=
 	printf "  fixed cost: hitmap report on the %d-sample recording before growing: %.2f CPU s, %.2f wall s\n", b, fs, fw
 	printf "  per sample, fixed cost off (CPU ns): report %.0f (--jobs 1: %.0f), compare %.0f, whatif --pad %.0f\n",
 		1e9 * (hs - fs) / n, 1e9 * (os - fs) / n, 1e9 * (cs - 2 * fs) / (2 * n), 1e9 * (ws - fs) / n
-	printf "  per sample, fixed cost off (wall ns): report %.0f (--jobs 1: %.0f), perf report %.0f\n",
-		1e9 * (hw - fw) / n, 1e9 * (ow - fw) / n, 1e9 * pw / n
+	printf "  per sample, fixed cost off (wall ns): report %.0f (--jobs 1: %.0f), compare %.0f, whatif --pad %.0f, perf report %.0f\n",
+		1e9 * (hw - fw) / n, 1e9 * (ow - fw) / n, 1e9 * (cw - 2 * fw) / (2 * n),
+		1e9 * (ww - fw) / n, 1e9 * pw / n
 }
 function row(name, c, w, k, kb) { printf "  %-30s %8.2f %8.2f %12.0f %12.0f %10.1f\n", name, c, w, k / c, k / w, kb / 1024 }'

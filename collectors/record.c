@@ -398,12 +398,14 @@ int hm_record(const struct hm_record_opts *o, struct hm_record_stats *st, struct
 	s->st = st;
 	hm_session_names_init(s);
 	hm_map64_init(&s->alloc_ids);
-	if (o->nr_watches && hm_watch_selftest(err, &st->selftest_lost))
-		goto out;
 	if (o->argv && hm_target_spawn(o->argv, &child, err))
 		goto out;
 	st->pid = o->argv ? child : o->pid;
+	/* --watch names first (a misspelt one is the user's to fix, exit 2, wherever it
+	 * runs), then whether traps come: the command is stopped at exec until then */
 	if (o->resolve && o->resolve(o->resolve_ctx, st->pid, err))
+		goto kill;
+	if (o->nr_watches && hm_watch_selftest(err, &st->selftest_lost))
 		goto kill;
 	build_events(s, o, child);
 	if (open_events(s, o, child, err))

@@ -132,7 +132,7 @@ rc=$?
 # self-test says so (watch_selftest.sh checks that).
 # --no-alloc: the count is of the watch event alone (allocation probes add samples)
 if ! traps; then
-	skip "watch: 1000 write hits of a field written 1000 times, and --watch of an unknown symbol (2 checks)"
+	skip "watch: 1000 write hits of a field written 1000 times"
 else
 "$H" record -c watch --no-alloc --watch stats.errors:w -o "$T/w.data" -- $B/false_sharing 1000 >/dev/null 2>"$T/err"
 rc=$?
@@ -141,12 +141,14 @@ if [ "$rc" = 0 ]; then
 	[ "$n" = 1000 ] && ok "watch: a field written 1000 times gives exactly 1000 write hits (perf script)" ||
 		nok "watch exactness" "hits=$n"
 else nok "watch record (real traps)" "rc=$rc" "$(cat "$T/err")"; fi
-# (the symbol is looked up after the self-test, which refuses first where no trap comes)
-"$H" record -c watch --watch nosuchvar -o "$T/w.data" -- $B/false_sharing 10 2>"$T/err"
-rc=$?
-[ "$rc" = 2 ] && grep -q "no global or static variable 'nosuchvar'" "$T/err" &&
-	ok "--watch of an unknown symbol: exit 2, names it" || nok "--watch unknown symbol" "rc=$rc" "$(cat "$T/err")"
 fi
+# The symbol is looked up before the self-test: a misspelt name is exit 2 on any machine,
+# with or without traps, and the command (stopped at exec) never runs.
+"$H" record -c watch --watch nosuchvar -o "$T/w.data" -- sh -c "touch $T/ran" 2>"$T/err"
+rc=$?
+[ "$rc" = 2 ] && grep -q "no global or static variable 'nosuchvar'" "$T/err" && [ ! -e "$T/ran" ] &&
+	ok "--watch of an unknown symbol: exit 2, names it, the command never runs" ||
+	nok "--watch unknown symbol" "rc=$rc" "$(cat "$T/err")"
 "$H" record -F 0 -- true 2>"$T/err"
 [ $? = 1 ] && ok "bad -F is a usage error" || nok "bad -F is a usage error"
 

@@ -12,11 +12,13 @@ P=examples/bin/watch_counts
 # Where perf counts no trap (tests/lib/traps.sh), record's self-test must see the same and
 # refuse watch in one line that names the fix; the tries above need real traps.
 if ! traps; then
-	"$H" record -c watch --watch counters.hits -o "$T/n.data" -- $P 10 0 >/dev/null 2>"$T/n.err"
+	# the command is spawned stopped at exec (its --watch names are looked up in it
+	# first) and killed there: it prints nothing, and no file is left
+	"$H" record -c watch --watch counters.hits -o "$T/n.data" -- $P 10 0 >"$T/n.out" 2>"$T/n.err"
 	rc=$?
 	[ $rc = 3 ] && [ "$(wc -l <"$T/n.err")" = 1 ] && grep -q "raised no trap" "$T/n.err" &&
-		grep -q "use -c timer" "$T/n.err" &&
-		ok "no traps delivered here (perf counts 0): record -c watch refuses, exit 3, one line naming -c timer" ||
+		grep -q "use -c timer" "$T/n.err" && [ ! -s "$T/n.out" ] && [ ! -e "$T/n.data" ] &&
+		ok "no traps delivered here (perf counts 0): record -c watch refuses, exit 3, one line naming -c timer; the command never ran" ||
 		nok "no traps delivered here (perf counts 0): record -c watch refuses, exit 3, one line" \
 			"rc=$rc" "$(cat "$T/n.err")"
 	skip "watch_selftest: the self-test's tries (3 checks)"

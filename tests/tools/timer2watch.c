@@ -35,6 +35,8 @@
  *     exactly what the trap would give. Otherwise they are those before it: ip becomes
  *     the trap ip, and each register the access writes gets POISON, since its value after
  *     the access (loaded data) is not in a timer sample.
+ * A range is armed from the first access the timer path named with its field, as a
+ * watchpoint on a local is armed once its frame exists (a slot is other frames' before).
  * Not reproduced: traps between timer ticks (a real watchpoint sees every access, so
  * counts here are the timer's, far fewer), string instructions' per-iteration traps.
  * Thread-locals: a timer sample gives only the fs offset of a __thread access (fs_base is
@@ -68,6 +70,7 @@
 struct site {
 	uint64_t addr;			/* accessed address (thread-local: stand-in fs_base + offset) */
 	uint64_t trap_ip;
+	uint64_t time;
 	uint32_t size;
 	uint32_t clobbered;		/* registers the access writes, unknown after it */
 	const char *field;
@@ -77,6 +80,8 @@ struct site {
 struct range {
 	uint64_t addr, count;		/* timer accesses that overlap it */
 	uint64_t written;		/* breakpoint samples (while picking: field's count) */
+	uint64_t from;			/* armed at: the first access the timer path named
+					 * with field (a stack slot is other frames' before) */
 	uint32_t len;
 	const char *field;		/* the timer path's name for most of its accesses */
 	char label[64];
@@ -216,6 +221,7 @@ static void site_of(struct conv *c, const struct hm_perf_event *ev, const struct
 	s->addr = op->segment == HM_SEG_FS ? TLS_STANDIN + (uint64_t)a->s.tid * 0x10000 + a->s.addr
 					   : a->s.addr;
 	s->size = a->s.size;
+	s->time = a->s.time;
 	s->field = a->field;
 	s->ok = s->addr && s->addr < USER_END;
 }
@@ -345,6 +351,19 @@ static int pick_ranges(struct conv *c, struct hm_err *err)
 		}
 	}
 	free(v);
+	/* Each range is armed from its field's first access: a local's watchpoint is armed
+	 * once its frame exists, and before that the dynamic loader's startup may use the
+	 * same stack slot (a make check run once had a sample there, which named the slot
+	 * auxv_values[44], and the report's row at that address took that name). */
+	for (int j = 0; j < c->nr_ranges; j++) {
+		struct range *r = &c->ranges[j];
+
+		r->from = UINT64_MAX;
+		for (size_t i = 0; i < c->nr_sites; i++)
+			if (c->sites[i].ok && c->sites[i].field == r->field &&
+			    overlaps(r, &c->sites[i]) && c->sites[i].time < r->from)
+				r->from = c->sites[i].time;
+	}
 	if (!c->nr_ranges)
 		return hm_err_set(err, HM_EXIT_INPUT, "%s: no timer sample has a user-space data "
 				  "address to watch: record a workload that accesses memory with "
@@ -459,7 +478,7 @@ static int write_all(struct conv *c, struct hm_err *err)
 			const struct site *s = &c->sites[i++];
 
 			for (int k = 0; rc >= 0 && s->ok && k < c->nr_ranges; k++)
-				if (overlaps(&c->ranges[k], s))
+				if (overlaps(&c->ranges[k], s) && s->time >= c->ranges[k].from)
 					rc = write_trap(c, &ev, s, k, err);
 		}
 		if (rc < 0)

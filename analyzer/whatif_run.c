@@ -393,23 +393,9 @@ static int after_apart(const struct hm_access *acc, size_t n, void *arg)
  * buffer), while this thread builds the before side from the recorded accesses as they
  * are: both cost about the same. The sides' tables touch no type (lines_merge.c), and
  * each side builds in an arena of its own until it ends. */
-static int hand_on(struct hm_handoff *h, const struct hm_access *x, size_t k)
-{
-	for (size_t i = 0; i < k; i += HM_HANDOFF_CHUNK) {
-		size_t m = k - i < HM_HANDOFF_CHUNK ? k - i : HM_HANDOFF_CHUNK;
-		struct hm_access *s = hm_handoff_slot(h);
-
-		if (!s)
-			return -1;
-		memcpy(s, x + i, m * sizeof(*s));
-		hm_handoff_commit(h, m);
-	}
-	return 0;
-}
-
 static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
 {
-	if (ps->apart ? hand_on(ps->apart, x, k) : after_chunk(ps, x, k, ps->err))
+	if (ps->apart ? hm_handoff_copy(ps->apart, x, k) : after_chunk(ps, x, k, ps->err))
 		return -1;
 	return ps->bl && hm_lines_acc_add(ps->bl, x, k, ps->err) ? -1 : 0;
 }

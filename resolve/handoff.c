@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/huge.h"
 
@@ -103,6 +104,20 @@ void hm_handoff_commit(struct hm_handoff *h, size_t n)
 	h->head++;
 	pthread_cond_signal(&h->filled);
 	pthread_mutex_unlock(&h->mu);
+}
+
+int hm_handoff_copy(struct hm_handoff *h, const struct hm_access *acc, size_t n)
+{
+	for (size_t i = 0; i < n; i += HM_HANDOFF_CHUNK) {
+		size_t m = n - i < HM_HANDOFF_CHUNK ? n - i : HM_HANDOFF_CHUNK;
+		struct hm_access *s = hm_handoff_slot(h);
+
+		if (!s)
+			return -1;
+		memcpy(s, acc + i, m * sizeof(*s));
+		hm_handoff_commit(h, m);
+	}
+	return 0;
 }
 
 int hm_handoff_end(struct hm_handoff *h)

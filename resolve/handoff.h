@@ -30,6 +30,8 @@ struct hm_handoff *hm_handoff_start(size_t batch, hm_handoff_fn fn, void *arg);
  * the read should stop. Then commit hands its first n (1 to HM_HANDOFF_CHUNK) on. */
 struct hm_access *hm_handoff_slot(struct hm_handoff *h);
 void hm_handoff_commit(struct hm_handoff *h, size_t n);
+/* Hands on a copy of acc[0..n) in as many slots as it takes; -1 when fn has failed. */
+int hm_handoff_copy(struct hm_handoff *h, const struct hm_access *acc, size_t n);
 /* Waits for the consumer to finish what it was given and ends its thread; -1 when fn
  * failed. NULL is a no-op returning 0. */
 int hm_handoff_end(struct hm_handoff *h);

@@ -17,13 +17,6 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
-static void *xrealloc(void *p, size_t size)
-{
-	if (!(p = realloc(p, size)))
-		hm_oom();
-	return p;
-}
-
 struct key {
 	uint64_t line, ip;
 	uint32_t space, off, pid, tid;
@@ -125,7 +118,7 @@ static uint32_t line_of(struct hm_c2c_acc *c, const struct key *k)
 	if (fresh) {
 		if (c->nr_lines == c->cap_lines) {
 			c->cap_lines = c->cap_lines ? c->cap_lines * 2 : 256;
-			c->lines = xrealloc(c->lines, c->cap_lines * sizeof(*c->lines));
+			c->lines = hm_xrealloc(c->lines, c->cap_lines * sizeof(*c->lines));
 		}
 		c->lines[c->nr_lines++] = lk;
 	}
@@ -149,7 +142,7 @@ static struct hm_c2c_ent *ent_of(struct hm_c2c_acc *c, const struct hm_access *x
 		return &c->ents[id];
 	if (c->nr_ents == c->cap_ents) {
 		c->cap_ents = c->cap_ents ? c->cap_ents * 2 : 1024;
-		c->ents = xrealloc(c->ents, c->cap_ents * sizeof(*c->ents));
+		c->ents = hm_xrealloc(c->ents, c->cap_ents * sizeof(*c->ents));
 	}
 	e = &c->ents[c->nr_ents++];
 	memset(e, 0, sizeof(*e));

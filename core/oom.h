@@ -6,8 +6,19 @@
 #define HM_OOM_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 _Noreturn void hm_oom(void);
+
+/* realloc that ends in hm_oom(); a size of 0 asks for 1 byte (realloc may answer NULL). */
+static inline void *hm_xrealloc(void *p, size_t size)
+{
+	void *q = realloc(p, size ? size : 1);
+
+	if (!q)
+		hm_oom();
+	return q;
+}
 /* Weak in core/oom.c; a strong definition elsewhere replaces it. */
 void hm_oom_report(size_t peak_kb);
 

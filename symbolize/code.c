@@ -2,6 +2,7 @@
  * lookup cache in front of the DWARF work of code_dso.c and code_kernel.c. */
 #include "symbolize/code_int.h"
 #include "core/oom.h"
+#include "symbolize/debugfile.h"
 #include "core/file.h"
 
 #include <errno.h>
@@ -88,7 +89,7 @@ int hm_code_open(const struct hm_code_opts *o, struct hm_code **out, struct hm_e
 		? hm_arena_printf(&c->arena, ":.debug:%s/usr/lib/debug:/usr/lib/debug", c->sysroot)
 		: hm_arena_strdup(&c->arena, ":.debug:/usr/lib/debug");
 	c->cb.find_elf = dwfl_build_id_find_elf;
-	c->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	c->cb.find_debuginfo = hm_find_debuginfo;	/* inflated once: debugfile.h */
 	c->cb.section_address = dwfl_offline_section_address;
 	c->cb.debuginfo_path = &c->debuginfo_path;
 	elf_version(EV_CURRENT);

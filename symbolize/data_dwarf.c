@@ -3,6 +3,7 @@
  * that every module's `struct item` is the layout's one), and its variables with static
  * or thread-local storage sorted by address. */
 #include "symbolize/data_int.h"
+#include "symbolize/debugfile.h"
 #include "symbolize/dwarf_key.h"
 
 #include <dwarf.h>
@@ -17,7 +18,7 @@
 static char *ti_debuginfo_path;
 static const Dwfl_Callbacks ti_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = hm_find_debuginfo,	/* inflated once: debugfile.h */
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &ti_debuginfo_path,
 };

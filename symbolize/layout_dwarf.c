@@ -1,6 +1,7 @@
 /* DWARF type source (libdw through libdwfl, which applies ET_REL relocations and finds
  * separate debug files by build-id or debuglink). */
 #include "symbolize/layout_int.h"
+#include "symbolize/debugfile.h"
 #include "symbolize/dwarf_key.h"
 #include "core/file.h"
 
@@ -406,7 +407,7 @@ static const struct hm_layout_ops dwarf_ops = {
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = hm_find_debuginfo,	/* inflated once: debugfile.h */
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };

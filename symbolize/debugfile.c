@@ -1,0 +1,244 @@
+/* Separate debug files with compressed sections, inflated once a run (debugfile.h). */
+#include "symbolize/debugfile.h"
+
+#include <fcntl.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "core/file.h"
+#include "core/oom.h"
+
+struct copy {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int fd;	/* the inflated copy; -1: the file is read as it is */
+};
+
+#define HM_DEBUG_DIR "/usr/lib/debug"	/* dwfl's global debug directory */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct copy *copies;
+static size_t ncopies, ccap;
+static struct hm_debugfile_stats stats;
+
+static int has_compressed(Elf *e)
+{
+	GElf_Shdr sh;
+
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));)
+		if (gelf_getshdr(s, &sh) && (sh.sh_flags & SHF_COMPRESSED))
+			return 1;
+	return 0;
+}
+
+/* The section's bytes, inflated, as the new section o's data; its header updated. */
+static int copy_section(Elf_Scn *s, Elf_Scn *o)
+{
+	GElf_Shdr sh;
+	Elf_Data *d, *od;
+
+	if (!gelf_getshdr(s, &sh))
+		return -1;
+	if ((sh.sh_flags & SHF_COMPRESSED) && (elf_compress(s, 0, 0) < 0 || !gelf_getshdr(s, &sh)))
+		return -1;
+	if ((d = elf_getdata(s, NULL))) {
+		if (!(od = elf_newdata(o)))
+			return -1;
+		od->d_buf = d->d_buf;
+		od->d_type = d->d_type;
+		od->d_version = d->d_version;
+		od->d_size = d->d_size;
+		od->d_off = 0;
+		od->d_align = d->d_align;
+	}
+	return gelf_update_shdr(o, &sh) ? 0 : -1;
+}
+
+/* A segment that starts where a section with contents started (a debug file's PT_NOTE
+ * over .note.gnu.build-id) follows the section to its new place; the others keep their
+ * offsets: a debug file's loadable segments are read for their addresses only. */
+static int move_segments(Elf *in, Elf *out, const GElf_Off *was, size_t phnum)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		GElf_Shdr sh;
+		size_t k = 0;
+
+		if (!gelf_getphdr(out, (int)i, &ph))
+			return -1;
+		for (Elf_Scn *s = NULL; (s = elf_nextscn(in, s)); k++) {
+			if (was[k] != ph.p_offset || !ph.p_filesz || !gelf_getshdr(s, &sh) ||
+			    sh.sh_type == SHT_NOBITS)
+				continue;
+			if (!gelf_getshdr(elf_getscn(out, elf_ndxscn(s)), &sh))
+				return -1;
+			ph.p_offset = sh.sh_offset;
+			if (!gelf_update_phdr(out, (int)i, &ph))
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Writes in, its compressed sections inflated, to ofd through libelf. 0 or -1. */
+static int write_inflated(Elf *in, int ofd)
+{
+	Elf *out = elf_begin(ofd, ELF_C_WRITE, NULL);
+	GElf_Off *was = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	size_t phnum, shnum, shstrndx, k = 0;
+	int rc = -1;
+
+	if (!out || !gelf_getehdr(in, &eh) || elf_getphdrnum(in, &phnum) ||
+	    elf_getshdrnum(in, &shnum) || elf_getshdrstrndx(in, &shstrndx) ||
+	    shnum >= SHN_LORESERVE || shstrndx >= SHN_LORESERVE || phnum >= PN_XNUM)
+		goto out;
+	if (!gelf_newehdr(out, gelf_getclass(in)) || !gelf_update_ehdr(out, &eh) ||
+	    (phnum && !gelf_newphdr(out, phnum)))
+		goto out;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(in, (int)i, &ph) || !gelf_update_phdr(out, (int)i, &ph))
+			goto out;
+	}
+	if (!(was = calloc(shnum ? shnum : 1, sizeof(*was))))
+		hm_oom();
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(in, s)); k++) {
+		if (!gelf_getshdr(s, &sh))
+			goto out;
+		was[k] = sh.sh_offset;
+		if (copy_section(s, elf_newscn(out)))
+			goto out;
+	}
+	if (elf_update(out, ELF_C_NULL) < 0 || move_segments(in, out, was, phnum) ||
+	    elf_update(out, ELF_C_WRITE) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(was);
+	if (out)
+		elf_end(out);
+	return rc;
+}
+
+/* A memfd holding fd's file with its sections inflated; -1 when it has none compressed
+ * or the copy cannot be made. */
+static int inflate(int fd)
+{
+	Elf *in;
+	int mfd = -1;
+
+	elf_version(EV_CURRENT);
+	if (!(in = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		return -1;
+	if (elf_kind(in) == ELF_K_ELF && has_compressed(in) &&
+	    (mfd = memfd_create("hitmap-debuginfo", MFD_CLOEXEC)) >= 0 &&
+	    write_inflated(in, mfd) < 0) {
+		close(mfd);
+		mfd = -1;
+	}
+	elf_end(in);
+	return mfd;
+}
+
+int hm_debugfile_inflated(int fd)
+{
+	struct stat st;
+	struct copy *c = NULL;
+	int out = fd;
+
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return fd;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < ncopies && !c; i++)
+		if (copies[i].dev == st.st_dev && copies[i].ino == st.st_ino &&
+		    copies[i].size == st.st_size && copies[i].mtime.tv_sec == st.st_mtim.tv_sec &&
+		    copies[i].mtime.tv_nsec == st.st_mtim.tv_nsec)
+			c = &copies[i];
+	if (!c) {	/* the first open of this file: inflated here, while the others wait */
+		if (ncopies == ccap)
+			copies = hm_xrealloc(copies, (ccap = ccap ? 2 * ccap : 8) * sizeof(*copies));
+		c = &copies[ncopies++];
+		*c = (struct copy){st.st_dev, st.st_ino, st.st_size, st.st_mtim, inflate(fd)};
+		stats.copies += c->fd >= 0;
+	} else if (c->fd >= 0) {
+		stats.reused++;
+	}
+	if (c->fd >= 0) {
+		int dup = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+
+		if (dup >= 0) {
+			close(fd);
+			out = dup;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return out;
+}
+
+/* Whether the ELF file on fd carries the build-id bits[0..n). */
+static int has_build_id(int fd, const unsigned char *bits, int n)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *id;
+	int ok = e && dwelf_elf_gnu_build_id(e, &id) == n && !memcmp(id, bits, (size_t)n);
+
+	if (e)
+		elf_end(e);
+	return ok;
+}
+
+int hm_debugfile_find(Dwfl_Module *mod, const char *dir, char **name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &bits, &vaddr), fd;
+	char path[4096], *p = path;
+
+	if (n < 2 || n > 64 || strlen(dir) > sizeof(path) - 2 * 64 - 32)
+		return -1;
+	p += sprintf(p, "%s/.build-id/%02x/", dir, bits[0]);
+	for (int i = 1; i < n; i++)
+		p += sprintf(p, "%02x", bits[i]);
+	strcpy(p, ".debug");
+	if ((fd = hm_file_open(path)) < 0)
+		return -1;
+	if (!has_build_id(fd, bits, n) || !(*name = strdup(path))) {
+		close(fd);
+		return -1;
+	}
+	return hm_debugfile_inflated(fd);
+}
+
+int hm_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+		      const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+		      char **debuginfo_file_name)
+{
+	int fd = hm_debugfile_find(mod, HM_DEBUG_DIR, debuginfo_file_name);
+
+	if (fd >= 0)
+		return fd;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
+struct hm_debugfile_stats hm_debugfile_stats(void)
+{
+	struct hm_debugfile_stats s;
+
+	pthread_mutex_lock(&lock);
+	s = stats;
+	pthread_mutex_unlock(&lock);
+	return s;
+}

@@ -1,0 +1,223 @@
+/* symbolize/debugfile.c: a debug file with compressed sections (objcopy
+ * --compress-debug-sections, as Debian's -dbg and dbgsym packages ship them) is inflated
+ * once into a copy that libelf and libdw read like the original's uncompressed sections. */
+#include "code_util.h"
+
+#include <elfutils/libdwfl.h>
+#include <sys/mman.h>
+
+#include "symbolize/debugfile.h"
+
+static char zdebug[600], bids[600];
+
+/* The bytes of section name in the ELF file on fd (inflated by libelf when compressed),
+ * copied; NULL when there is no such section. */
+static void *section_bytes(int fd, const char *name, size_t *size, uint64_t *flags)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t shstrndx;
+	void *out = NULL;
+
+	assert_non_null(e);
+	assert_int_equal(elf_getshdrstrndx(e, &shstrndx), 0);
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		assert_non_null(gelf_getshdr(s, &sh));
+		if (strcmp(elf_strptr(e, shstrndx, sh.sh_name), name))
+			continue;
+		*flags = sh.sh_flags;
+		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(s, 0, 0) < 0)
+			fail_msg("%s: %s", name, elf_errmsg(-1));
+		assert_non_null(d = elf_getdata(s, NULL));
+		*size = d->d_size;
+		out = malloc(d->d_size ? d->d_size : 1);
+		memcpy(out, d->d_buf, d->d_size);
+		break;
+	}
+	elf_end(e);
+	return out;
+}
+
+static int open_ro(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static int setup(void **state)
+{
+	if (build_prog(state))
+		return -1;
+	snprintf(zdebug, sizeof(zdebug), "%s/prog.zdebug", P.dir);
+	snprintf(bids, sizeof(bids), "%s/debug", P.dir);
+	return run("objcopy --only-keep-debug --compress-debug-sections=zlib %s %s", P.bin,
+		   zdebug);
+}
+
+/* Every .debug_* section of the copy equals the uncompressed build's, none is compressed,
+ * and the build-id note is where its segment says. */
+static void test_copy_has_the_uncompressed_bytes(void **state)
+{
+	static const char *names[] = {".debug_info", ".debug_abbrev", ".debug_line",
+				      ".debug_str", ".symtab", ".strtab"};
+	int zfd = open_ro(zdebug), fd, any_compressed = 0;
+	const void *id;
+	size_t n, m;
+	uint64_t zf, f;
+	Elf *e;
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		free(section_bytes(zfd, names[i], &n, &zf));
+		any_compressed |= (zf & SHF_COMPRESSED) != 0;
+	}
+	assert_true(any_compressed);	/* else objcopy did not compress: nothing tested */
+	fd = hm_debugfile_inflated(zfd);
+	assert_int_not_equal(fd, zfd);
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		int bfd = open_ro(P.bin);
+		void *want = section_bytes(bfd, names[i], &n, &zf);
+		void *got = section_bytes(fd, names[i], &m, &f);
+
+		assert_non_null(want);
+		assert_non_null(got);
+		assert_false(f & SHF_COMPRESSED);
+		assert_int_equal(m, n);
+		assert_memory_equal(got, want, n);
+		free(want);
+		free(got);
+		close(bfd);
+	}
+	assert_non_null(e = elf_begin(fd, ELF_C_READ_MMAP, NULL));
+	assert_int_equal(dwelf_elf_gnu_build_id(e, &id), (ssize_t)P.id_size);
+	assert_memory_equal(id, P.id, P.id_size);
+	elf_end(e);
+	close(fd);
+}
+
+/* The second open of the same file gets the first's copy; a file with nothing compressed
+ * is read as it is. */
+static void test_inflated_once_and_plain_untouched(void **state)
+{
+	struct hm_debugfile_stats s0 = hm_debugfile_stats(), s1, s2;
+	int a = hm_debugfile_inflated(open_ro(zdebug)), b, p, pfd;
+
+	(void)state;
+	s1 = hm_debugfile_stats();
+	b = hm_debugfile_inflated(open_ro(zdebug));
+	s2 = hm_debugfile_stats();
+	assert_true(a >= 0 && b >= 0 && a != b);
+	assert_int_equal(s2.copies, s1.copies);
+	assert_int_equal(s2.reused, s1.reused + 1);
+	assert_true(s1.copies + s1.reused == s0.copies + s0.reused + 1);
+	pfd = open_ro(P.debug);	/* objcopy --only-keep-debug: not compressed */
+	p = hm_debugfile_inflated(pfd);
+	assert_int_equal(p, pfd);
+	assert_int_equal(hm_debugfile_stats().copies, s2.copies);
+	close(a);
+	close(b);
+	close(p);
+}
+
+/* libdw over the copy: the store's line, from a module whose debug file is found by its
+ * build-id as dwfl's callbacks find it. */
+static char *debuginfo_dir;
+
+static int find_in_bids(Dwfl_Module *mod, void **ud, const char *modname, GElf_Addr base,
+			const char *file, const char *link, GElf_Word crc, char **name)
+{
+	(void)ud, (void)modname, (void)base, (void)file, (void)link, (void)crc;
+	return hm_debugfile_find(mod, bids, name);
+}
+
+static const Dwfl_Callbacks cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = find_in_bids,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_dir,
+};
+
+/* The line of vaddr in path, read by dwfl from the file itself. */
+static int line_of(const char *path, uint64_t vaddr)
+{
+	Dwfl *dwfl = dwfl_begin(&cbs);
+	Dwfl_Module *mod;
+	Dwfl_Line *ln;
+	Dwarf_Addr bias;
+	int line = 0;
+
+	assert_non_null(mod = dwfl_report_offline(dwfl, "plain", path, -1));
+	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	assert_non_null(dwfl_module_getdwarf(mod, &bias));
+	assert_non_null(ln = dwfl_module_getsrc(mod, vaddr + bias));
+	assert_non_null(dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL));
+	dwfl_end(dwfl);
+	return line;
+}
+
+static void test_dwfl_finds_it_by_build_id_and_reads_lines(void **state)
+{
+	char hex[64] = "", *h = hex;
+	Dwfl *dwfl = dwfl_begin(&cbs);
+	Dwfl_Module *mod;
+	Dwfl_Line *ln;
+	Dwarf_Addr bias;
+	const char *dname = NULL;
+	int line = 0;
+
+	(void)state;
+	for (size_t i = 1; i < P.id_size; i++)
+		h += sprintf(h, "%02x", P.id[i]);
+	assert_int_equal(run("mkdir -p %s/.build-id/%02x && cp %s %s/.build-id/%02x/%s.debug",
+			     bids, P.id[0], zdebug, bids, P.id[0], hex), 0);
+	assert_non_null(dwfl);
+	assert_non_null(mod = dwfl_report_offline(dwfl, "prog", P.stripped, -1));
+	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	assert_non_null(dwfl_module_getdwarf(mod, &bias));
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &dname);
+	assert_non_null(dname);
+	assert_non_null(strstr(dname, "/.build-id/"));
+	assert_non_null(ln = dwfl_module_getsrc(mod, P.sym + bias));
+	assert_non_null(dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL));
+	assert_true(line > 0);
+	assert_int_equal(line, line_of(P.bin, P.sym));
+	dwfl_end(dwfl);
+}
+
+/* A file at the build-id path that is another build's is not taken. */
+static void test_other_build_at_the_path_refused(void **state)
+{
+	char hex[64] = "", *h = hex, *name = NULL;
+	Dwfl *dwfl = dwfl_begin(&cbs);
+	Dwfl_Module *mod;
+
+	(void)state;
+	for (size_t i = 1; i < P.id_size; i++)
+		h += sprintf(h, "%02x", P.id[i]);
+	assert_int_equal(run("mkdir -p %s/.build-id/%02x && objcopy --only-keep-debug %s "
+			     "%s/.build-id/%02x/%s.debug", bids, P.id[0], P.rebuilt, bids,
+			     P.id[0], hex), 0);
+	assert_non_null(mod = dwfl_report_offline(dwfl, "prog", P.stripped, -1));
+	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	assert_int_equal(hm_debugfile_find(mod, bids, &name), -1);
+	assert_null(name);
+	assert_int_equal(hm_debugfile_find(mod, "/nonexistent", &name), -1);
+	dwfl_end(dwfl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_copy_has_the_uncompressed_bytes),
+		cmocka_unit_test(test_inflated_once_and_plain_untouched),
+		cmocka_unit_test(test_dwfl_finds_it_by_build_id_and_reads_lines),
+		cmocka_unit_test(test_other_build_at_the_path_refused),
+	};
+
+	elf_version(EV_CURRENT);
+	return cmocka_run_group_tests(tests, setup, remove_prog);
+}

@@ -16,6 +16,7 @@
 #include "core/oom.h"
 #include "core/perfdata_ahead.h"
 #include "symbolize/data.h"
+#include "symbolize/debugfile.h"
 
 /* A handoff slot holds one run between prep and flush (hm_recording_stream). */
 _Static_assert(HM_HANDOFF_MAX_SLOTS <= HM_STREAM_PREP_AHEAD, "prep may run further ahead");
@@ -404,6 +405,9 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 	if (hm_resolver_open(&ro, &rec->resolver, err))
 		return -1;
 	hm_resolver_features(rec->resolver, hm_perfdata_features(rec->pd));
+	/* the files the samples hit: their compressed debug files inflate during the maps pass */
+	rec->prefetch = hm_debugfile_prefetch(NULL, hm_perfdata_features(rec->pd)->build_ids,
+					      hm_perfdata_features(rec->pd)->nr_build_ids);
 	/* with the maps, heap objects by allocation (resolve/alloc.h) */
 	if (!stream && (rc = maps_pass(path, track_map, rec->resolver, &rec->alloc, &perr)) < 0)
 		stream = 1;	/* the sample pass reports what is wrong with the file */
@@ -437,6 +441,8 @@ int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
 		hm_recording_free(rec);
 		return -1;
 	}
+	hm_debugfile_prefetch_end(rec->prefetch);
+	rec->prefetch = NULL;
 	return 0;
 }
 
@@ -455,6 +461,8 @@ int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
 	if (o->jobs > 1 && o->flush_apart)
 		rec->handoff = hm_handoff_start(rec->batch, flush, arg);	/* NULL: on this thread */
 	rc = load(path, o, keep, ctx, rec, err);
+	hm_debugfile_prefetch_end(rec->prefetch);
+	rec->prefetch = NULL;
 	/* flush has seen everything before this returns: the caller frees what it kept */
 	if (hm_handoff_end(rec->handoff) && !rc)
 		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
@@ -464,6 +472,7 @@ int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
 
 void hm_recording_free(struct hm_recording *rec)
 {
+	hm_debugfile_prefetch_end(rec->prefetch);
 	hm_order_free(rec->order);
 	free(rec->acc);
 	hm_watched_free(&rec->watched);

@@ -27,6 +27,7 @@ struct hm_recording {
 	struct hm_pd_ahead *ahead;	/* the file's reader thread (o->jobs 2), or NULL */
 	struct hm_watched watched;	/* a rotated watch recording's slices, else empty */
 	struct hm_alloc_map *alloc;	/* the recording's allocations, or NULL */
+	struct hm_debugfile_prefetch *prefetch;	/* debug files inflated ahead, or NULL */
 };
 
 /* Calls fn with every MMAP and MMAP2 record of the file path, in time order, not file

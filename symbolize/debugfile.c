@@ -19,12 +19,14 @@ struct copy {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
-	int fd;	/* the inflated copy; -1: the file is read as it is */
+	int fd;		/* the inflated copy; -1: the file is read as it is */
+	int done;	/* fd is set: the copy is made or will not be */
 };
 
 #define HM_DEBUG_DIR "/usr/lib/debug"	/* dwfl's global debug directory */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t made = PTHREAD_COND_INITIALIZER;
 static struct copy *copies;
 static size_t ncopies, ccap;
 static struct hm_debugfile_stats stats;
@@ -152,36 +154,42 @@ static int inflate(int fd)
 	return mfd;
 }
 
+static int same_file(const struct copy *c, const struct stat *st)
+{
+	return c->dev == st->st_dev && c->ino == st->st_ino && c->size == st->st_size &&
+	       c->mtime.tv_sec == st->st_mtim.tv_sec && c->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
 int hm_debugfile_inflated(int fd)
 {
 	struct stat st;
-	struct copy *c = NULL;
-	int out = fd;
+	size_t i;
+	int out = fd, cfd;
 
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return fd;
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < ncopies && !c; i++)
-		if (copies[i].dev == st.st_dev && copies[i].ino == st.st_ino &&
-		    copies[i].size == st.st_size && copies[i].mtime.tv_sec == st.st_mtim.tv_sec &&
-		    copies[i].mtime.tv_nsec == st.st_mtim.tv_nsec)
-			c = &copies[i];
-	if (!c) {	/* the first open of this file: inflated here, while the others wait */
+	for (i = 0; i < ncopies && !same_file(&copies[i], &st); i++)
+		;
+	if (i == ncopies) {	/* the first open: inflated here, its other openers wait */
 		if (ncopies == ccap)
 			copies = hm_xrealloc(copies, (ccap = ccap ? 2 * ccap : 8) * sizeof(*copies));
-		c = &copies[ncopies++];
-		*c = (struct copy){st.st_dev, st.st_ino, st.st_size, st.st_mtim, inflate(fd)};
-		stats.copies += c->fd >= 0;
-	} else if (c->fd >= 0) {
-		stats.reused++;
+		copies[ncopies++] = (struct copy){st.st_dev, st.st_ino, st.st_size, st.st_mtim, -1, 0};
+		pthread_mutex_unlock(&lock);
+		cfd = inflate(fd);
+		pthread_mutex_lock(&lock);
+		copies[i].fd = cfd;
+		copies[i].done = 1;
+		stats.copies += cfd >= 0;
+		pthread_cond_broadcast(&made);
+	} else {
+		while (!copies[i].done)
+			pthread_cond_wait(&made, &lock);
+		stats.reused += copies[i].fd >= 0;
 	}
-	if (c->fd >= 0) {
-		int dup = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
-
-		if (dup >= 0) {
-			close(fd);
-			out = dup;
-		}
+	if (copies[i].fd >= 0 && (cfd = fcntl(copies[i].fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+		close(fd);
+		out = cfd;
 	}
 	pthread_mutex_unlock(&lock);
 	return out;
@@ -199,12 +207,12 @@ static int has_build_id(int fd, const unsigned char *bits, int n)
 	return ok;
 }
 
-int hm_debugfile_find(Dwfl_Module *mod, const char *dir, char **name)
+/* The debug file of build-id bits[0..n) under dir, checked, as it is: fd, or -1. name,
+ * when not NULL, gets its path. */
+static int open_by_id(const unsigned char *bits, int n, const char *dir, char **name)
 {
-	const unsigned char *bits;
-	GElf_Addr vaddr;
-	int n = dwfl_module_build_id(mod, &bits, &vaddr), fd;
 	char path[4096], *p = path;
+	int fd;
 
 	if (n < 2 || n > 64 || strlen(dir) > sizeof(path) - 2 * 64 - 32)
 		return -1;
@@ -214,11 +222,20 @@ int hm_debugfile_find(Dwfl_Module *mod, const char *dir, char **name)
 	strcpy(p, ".debug");
 	if ((fd = hm_file_open(path)) < 0)
 		return -1;
-	if (!has_build_id(fd, bits, n) || !(*name = strdup(path))) {
+	if (!has_build_id(fd, bits, n) || (name && !(*name = strdup(path)))) {
 		close(fd);
 		return -1;
 	}
-	return hm_debugfile_inflated(fd);
+	return fd;
+}
+
+int hm_debugfile_find(Dwfl_Module *mod, const char *dir, char **name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &bits, &vaddr);
+
+	return hm_debugfile_inflated(open_by_id(bits, n, dir, name));
 }
 
 int hm_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
@@ -231,6 +248,83 @@ int hm_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GE
 		return fd;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
+struct hm_debugfile_prefetch {
+	pthread_t th;
+	const char *dir;
+	size_t n;
+	struct {
+		unsigned char id[20];
+		int size;
+	} ids[];
+};
+
+struct pending {
+	int fd;
+	off_t size;
+};
+
+static int larger_first(const void *x, const void *y)
+{
+	const struct pending *a = x, *b = y;
+
+	return a->size != b->size ? (a->size < b->size ? 1 : -1) : a->fd - b->fd;
+}
+
+/* The largest file first: the first samples' opener then inflates the small ones itself
+ * (ld.so's, say) while this thread inflates libc's. */
+static void *prefetch(void *arg)
+{
+	struct hm_debugfile_prefetch *p = arg;
+	struct pending *f = calloc(p->n, sizeof(*f));
+	size_t m = 0;
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < p->n; i++) {
+		struct stat st;
+		int fd = open_by_id(p->ids[i].id, p->ids[i].size, p->dir, NULL);
+
+		if (fd >= 0 && !fstat(fd, &st))
+			f[m++] = (struct pending){fd, st.st_size};
+		else if (fd >= 0)
+			close(fd);
+	}
+	qsort(f, m, sizeof(*f), larger_first);
+	for (size_t i = 0; i < m; i++)
+		close(hm_debugfile_inflated(f[i].fd));
+	free(f);
+	return NULL;
+}
+
+struct hm_debugfile_prefetch *hm_debugfile_prefetch(const char *dir,
+						    const struct hm_perf_build_id *ids, uint32_t n)
+{
+	struct hm_debugfile_prefetch *p;
+
+	if (!n || !(p = calloc(1, sizeof(*p) + n * sizeof(p->ids[0]))))
+		return NULL;
+	p->dir = dir ? dir : HM_DEBUG_DIR;
+	for (uint32_t i = 0; i < n; i++) {
+		if (ids[i].size < 2 || ids[i].size > sizeof(ids[i].id))
+			continue;
+		memcpy(p->ids[p->n].id, ids[i].id, ids[i].size);
+		p->ids[p->n++].size = ids[i].size;
+	}
+	if (!p->n || pthread_create(&p->th, NULL, prefetch, p)) {
+		free(p);	/* no thread to be had: each file is inflated when first opened */
+		return NULL;
+	}
+	return p;
+}
+
+void hm_debugfile_prefetch_end(struct hm_debugfile_prefetch *p)
+{
+	if (!p)
+		return;
+	pthread_join(p->th, NULL);
+	free(p);
 }
 
 struct hm_debugfile_stats hm_debugfile_stats(void)

@@ -24,6 +24,8 @@
 #define HM_DEBUGFILE_H
 
 #include <elfutils/libdwfl.h>
+#include <stdint.h>
+#include "core/perfdata.h"
 
 int hm_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
 		      const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
@@ -38,6 +40,16 @@ int hm_debugfile_find(Dwfl_Module *mod, const char *dir, char **name);
  * sections is compressed, else a new descriptor of the inflated copy (fd is closed).
  * Safe to call from several threads. */
 int hm_debugfile_inflated(int fd);
+
+/* Starts making, on a thread of its own, the copies of the debug files (under
+ * dir/.build-id/; dir NULL: /usr/lib/debug) of the n build-ids: a recording's table of the files its
+ * samples hit (perf's HEADER_BUILD_ID), so that the first sample in one finds its copy
+ * made or in the making; an opener waits for a copy in the making, not for the others.
+ * NULL when there is nothing to do or no thread to be had. The ids are copied. */
+struct hm_debugfile_prefetch *hm_debugfile_prefetch(const char *dir,
+						    const struct hm_perf_build_id *ids, uint32_t n);
+/* Waits for that thread and frees p; NULL is fine. */
+void hm_debugfile_prefetch_end(struct hm_debugfile_prefetch *p);
 
 /* Copies made and descriptors handed out so far (tests: a file inflated once). */
 struct hm_debugfile_stats {

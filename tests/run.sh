@@ -2,7 +2,8 @@
 # Runs every test once: cmocka unit binaries in $BUILD/tests, then tests/e2e/*.sh
 # (each prints "ok NAME" or "not ok NAME" per case). Ends with "N passed, N failed";
 # with HM_RESULTS=FILE it also writes "PASSED FAILED" there for tests/total.sh.
-# HM_E2E=SCRIPTS: only those e2e scripts, no unit binaries (the ThreadSanitizer suite).
+# HM_E2E=SCRIPTS: only those e2e scripts, and no unit binaries but HM_UNITS=BINARIES
+# (the ThreadSanitizer suite).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -16,8 +17,10 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 . tests/lib/traps.sh	# HM_TRAPS: whether this machine delivers watchpoint traps
 
-for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] && [ -z "${HM_E2E:-}" ] || continue
+units=${HM_UNITS:-}
+[ -n "${HM_E2E:-}" ] || units=$(echo "$BUILD"/tests/test_*)
+for t in $units; do
+	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	"$t" >"$log" 2>&1
 	rc=$?

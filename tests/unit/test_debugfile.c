@@ -209,6 +209,72 @@ static void test_other_build_at_the_path_refused(void **state)
 	dwfl_end(dwfl);
 }
 
+/* A recording's build-id table, inflated ahead on a thread of its own: the module's
+ * opener then gets that copy, and an id with no file under the directory is passed over. */
+static void test_prefetch_makes_the_copy_the_opener_gets(void **state)
+{
+	char hex[64] = "", *h = hex, *name = NULL;
+	struct hm_perf_build_id ids[2] = {{.size = (uint8_t)P.id_size}, {.size = 20}};
+	struct hm_debugfile_stats s0, s1, s2;
+	Dwfl *dwfl = dwfl_begin(&cbs);
+	Dwfl_Module *mod;
+	int fd;
+
+	(void)state;
+	for (size_t i = 1; i < P.id_size; i++)
+		h += sprintf(h, "%02x", P.id[i]);
+	assert_int_equal(run("mkdir -p %s/.build-id/%02x && rm -f %s/.build-id/%02x/%s.debug && "
+			     "cp %s %s/.build-id/%02x/%s.debug", bids, P.id[0], bids, P.id[0], hex,
+			     zdebug, bids, P.id[0], hex), 0);
+	memcpy(ids[0].id, P.id, P.id_size);
+	memset(ids[1].id, 0xcd, sizeof(ids[1].id));
+	s0 = hm_debugfile_stats();
+	hm_debugfile_prefetch_end(hm_debugfile_prefetch(bids, ids, 2));
+	s1 = hm_debugfile_stats();
+	assert_int_equal(s1.copies, s0.copies + 1);
+	assert_non_null(mod = dwfl_report_offline(dwfl, "prog", P.stripped, -1));
+	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	assert_true((fd = hm_debugfile_find(mod, bids, &name)) >= 0);
+	s2 = hm_debugfile_stats();
+	assert_int_equal(s2.copies, s1.copies);
+	assert_int_equal(s2.reused, s1.reused + 1);
+	assert_null(hm_debugfile_prefetch(bids, ids, 0));
+	close(fd);
+	free(name);
+	dwfl_end(dwfl);
+}
+
+/* The opener and the prefetch at once: whichever comes second waits for the first's copy. */
+static void test_prefetch_and_opener_at_once_make_one_copy(void **state)
+{
+	char hex[64] = "", *h = hex, *name = NULL;
+	struct hm_perf_build_id id = {.size = (uint8_t)P.id_size};
+	struct hm_debugfile_prefetch *pf;
+	struct hm_debugfile_stats s0, s1;
+	Dwfl *dwfl = dwfl_begin(&cbs);
+	Dwfl_Module *mod;
+	int fd;
+
+	(void)state;
+	for (size_t i = 1; i < P.id_size; i++)
+		h += sprintf(h, "%02x", P.id[i]);
+	assert_int_equal(run("rm -f %s/.build-id/%02x/%s.debug && cp %s %s/.build-id/%02x/%s.debug",
+			     bids, P.id[0], hex, zdebug, bids, P.id[0], hex), 0);
+	memcpy(id.id, P.id, P.id_size);
+	assert_non_null(mod = dwfl_report_offline(dwfl, "prog", P.stripped, -1));
+	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	s0 = hm_debugfile_stats();
+	pf = hm_debugfile_prefetch(bids, &id, 1);
+	assert_true((fd = hm_debugfile_find(mod, bids, &name)) >= 0);
+	hm_debugfile_prefetch_end(pf);
+	s1 = hm_debugfile_stats();
+	assert_int_equal(s1.copies, s0.copies + 1);
+	assert_int_equal(s1.reused, s0.reused + 1);
+	close(fd);
+	free(name);
+	dwfl_end(dwfl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +282,8 @@ int main(void)
 		cmocka_unit_test(test_inflated_once_and_plain_untouched),
 		cmocka_unit_test(test_dwfl_finds_it_by_build_id_and_reads_lines),
 		cmocka_unit_test(test_other_build_at_the_path_refused),
+		cmocka_unit_test(test_prefetch_makes_the_copy_the_opener_gets),
+		cmocka_unit_test(test_prefetch_and_opener_at_once_make_one_copy),
 	};
 
 	elf_version(EV_CURRENT);

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "core/file.h"
 #include "core/oom.h"
 
@@ -41,14 +42,130 @@ static int has_compressed(Elf *e)
 	return 0;
 }
 
-/* The section's bytes, inflated, as the new section o's data; its header updated. */
-static int copy_section(Elf_Scn *s, Elf_Scn *o)
+/* A zlib-compressed section's bytes, inflated by zlib into out: two threads share a
+ * file's sections (libc's .debug_info is half its compressed bytes). */
+struct zsec {
+	Elf_Scn *scn;
+	const unsigned char *src;
+	size_t srclen;
+	unsigned char *out;
+	GElf_Chdr ch;
+	int ok;
+};
+
+struct zshare {
+	struct zsec *z;
+	size_t n;
+	int half;	/* which of the two bins this thread inflates */
+	const int *bin;
+};
+
+static void *inflate_bin(void *arg)
+{
+	struct zshare *sh = arg;
+
+	for (size_t i = 0; i < sh->n; i++) {
+		struct zsec *z = &sh->z[i];
+		uLongf len = (uLongf)z->ch.ch_size;
+
+		if (sh->bin[i] == sh->half)
+			z->ok = uncompress(z->out, &len, z->src, (uLong)z->srclen) == Z_OK &&
+				len == z->ch.ch_size;
+	}
+	return NULL;
+}
+
+/* The zlib sections of in, their payloads located and their buffers allocated; the
+ * count, or -1 on a header libelf does not give. */
+static long zsecs_of(Elf *in, struct zsec **out)
+{
+	size_t hdr = gelf_getclass(in) == ELFCLASS64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
+	struct zsec *z = NULL;
+	size_t n = 0, cap = 0;
+	GElf_Shdr sh;
+
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(in, s));) {
+		Elf_Data *raw;
+		GElf_Chdr ch;
+
+		if (!gelf_getshdr(s, &sh) || !(sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		if (!gelf_getchdr(s, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB)
+			continue;	/* libelf's elf_compress inflates it in copy_section */
+		if (!(raw = elf_rawdata(s, NULL)) || raw->d_size < hdr || ch.ch_size > SIZE_MAX / 2)
+			goto bad;
+		if (n == cap)
+			z = hm_xrealloc(z, (cap = cap ? 2 * cap : 16) * sizeof(*z));
+		z[n] = (struct zsec){s, (const unsigned char *)raw->d_buf + hdr, raw->d_size - hdr,
+				     malloc(ch.ch_size ? ch.ch_size : 1), ch, 0};
+		if (!z[n++].out)
+			hm_oom();
+	}
+	*out = z;
+	return (long)n;
+bad:
+	for (size_t i = 0; i < n; i++)
+		free(z[i].out);
+	free(z);
+	return -1;
+}
+
+/* Inflates the n sections, the larger half of the bytes on a second thread. 0, or -1. */
+static int inflate_all(struct zsec *z, size_t n)
+{
+	int *bin = calloc(n ? n : 1, sizeof(*bin)), ok = 1;
+	size_t load[2] = {0, 0};
+	struct zshare a = {z, n, 0, bin}, b = {z, n, 1, bin};
+	pthread_t th;
+	int threaded;
+
+	if (!bin)
+		hm_oom();
+	for (size_t k = 0; k < n; k++) {	/* largest first into the lighter bin */
+		size_t big = SIZE_MAX;
+
+		for (size_t i = 0; i < n; i++)
+			if (!z[i].ok && (big == SIZE_MAX || z[i].srclen > z[big].srclen))
+				big = i;
+		z[big].ok = -1;	/* placed */
+		bin[big] = load[1] < load[0];
+		load[bin[big]] += z[big].srclen;
+	}
+	threaded = n > 1 && pthread_create(&th, NULL, inflate_bin, &b) == 0;
+	inflate_bin(&a);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		inflate_bin(&b);
+	for (size_t i = 0; i < n; i++)
+		ok &= z[i].ok == 1;
+	free(bin);
+	return ok ? 0 : -1;
+}
+
+/* The section's bytes, inflated, as the new section o's data; its header updated. z is
+ * the section's inflated bytes when zlib made them, else NULL. */
+static int copy_section(Elf_Scn *s, Elf_Scn *o, const struct zsec *z)
 {
 	GElf_Shdr sh;
 	Elf_Data *d, *od;
 
 	if (!gelf_getshdr(s, &sh))
 		return -1;
+	if (z) {
+		if (!(od = elf_newdata(o)))
+			return -1;
+		od->d_buf = z->out;
+		od->d_type = ELF_T_BYTE;
+		od->d_version = EV_CURRENT;
+		od->d_size = z->ch.ch_size;
+		od->d_off = 0;
+		od->d_align = z->ch.ch_addralign ? z->ch.ch_addralign : 1;
+		sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+		sh.sh_size = z->ch.ch_size;
+		sh.sh_addralign = z->ch.ch_addralign;
+		return gelf_update_shdr(o, &sh) ? 0 : -1;
+	}
 	if ((sh.sh_flags & SHF_COMPRESSED) && (elf_compress(s, 0, 0) < 0 || !gelf_getshdr(s, &sh)))
 		return -1;
 	if ((d = elf_getdata(s, NULL))) {
@@ -95,6 +212,8 @@ static int move_segments(Elf *in, Elf *out, const GElf_Off *was, size_t phnum)
 static int write_inflated(Elf *in, int ofd)
 {
 	Elf *out = elf_begin(ofd, ELF_C_WRITE, NULL);
+	struct zsec *z = NULL;
+	long nz = 0, iz = 0;
 	GElf_Off *was = NULL;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
@@ -116,11 +235,15 @@ static int write_inflated(Elf *in, int ofd)
 	}
 	if (!(was = calloc(shnum ? shnum : 1, sizeof(*was))))
 		hm_oom();
+	if ((nz = zsecs_of(in, &z)) < 0 || inflate_all(z, (size_t)nz))
+		goto out;
 	for (Elf_Scn *s = NULL; (s = elf_nextscn(in, s)); k++) {
+		const struct zsec *zs = iz < nz && z[iz].scn == s ? &z[iz++] : NULL;
+
 		if (!gelf_getshdr(s, &sh))
 			goto out;
 		was[k] = sh.sh_offset;
-		if (copy_section(s, elf_newscn(out)))
+		if (copy_section(s, elf_newscn(out), zs))
 			goto out;
 	}
 	if (elf_update(out, ELF_C_NULL) < 0 || move_segments(in, out, was, phnum) ||
@@ -131,12 +254,15 @@ out:
 	free(was);
 	if (out)
 		elf_end(out);
+	for (long i = 0; i < nz; i++)
+		free(z[i].out);
+	free(z);
 	return rc;
 }
 
 /* A memfd holding fd's file with its sections inflated; -1 when it has none compressed
  * or the copy cannot be made. */
-static int inflate(int fd)
+static int make_copy(int fd)
 {
 	Elf *in;
 	int mfd = -1;
@@ -176,7 +302,7 @@ int hm_debugfile_inflated(int fd)
 			copies = hm_xrealloc(copies, (ccap = ccap ? 2 * ccap : 8) * sizeof(*copies));
 		copies[ncopies++] = (struct copy){st.st_dev, st.st_ino, st.st_size, st.st_mtim, -1, 0};
 		pthread_mutex_unlock(&lock);
-		cfd = inflate(fd);
+		cfd = make_copy(fd);
 		pthread_mutex_lock(&lock);
 		copies[i].fd = cfd;
 		copies[i].done = 1;

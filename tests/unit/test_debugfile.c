@@ -141,6 +141,31 @@ static const Dwfl_Callbacks cbs = {
 	.debuginfo_path = &debuginfo_dir,
 };
 
+/* A fresh file (a new inode) at the program's build-id path under bids: src copied, or
+ * with keep_debug, objcopy --only-keep-debug of src. */
+static void put_at_build_id(const char *src, int keep_debug)
+{
+	char hex[64] = "", *h = hex;
+
+	for (size_t i = 1; i < P.id_size; i++)
+		h += sprintf(h, "%02x", P.id[i]);
+	assert_int_equal(run("mkdir -p %s/.build-id/%02x && rm -f %s/.build-id/%02x/%s.debug && "
+			     "%s %s %s/.build-id/%02x/%s.debug", bids, P.id[0], bids, P.id[0], hex,
+			     keep_debug ? "objcopy --only-keep-debug" : "cp", src, bids, P.id[0],
+			     hex), 0);
+}
+
+/* The stripped program as a module of dwfl, whose debug file cbs finds under bids. */
+static Dwfl_Module *stripped_module(Dwfl *dwfl)
+{
+	Dwfl_Module *mod;
+
+	assert_non_null(dwfl);
+	assert_non_null(mod = dwfl_report_offline(dwfl, "prog", P.stripped, -1));
+	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	return mod;
+}
+
 /* The line of vaddr in path, read by dwfl from the file itself. */
 static int line_of(const char *path, uint64_t vaddr)
 {
@@ -161,7 +186,6 @@ static int line_of(const char *path, uint64_t vaddr)
 
 static void test_dwfl_finds_it_by_build_id_and_reads_lines(void **state)
 {
-	char hex[64] = "", *h = hex;
 	Dwfl *dwfl = dwfl_begin(&cbs);
 	Dwfl_Module *mod;
 	Dwfl_Line *ln;
@@ -170,13 +194,8 @@ static void test_dwfl_finds_it_by_build_id_and_reads_lines(void **state)
 	int line = 0;
 
 	(void)state;
-	for (size_t i = 1; i < P.id_size; i++)
-		h += sprintf(h, "%02x", P.id[i]);
-	assert_int_equal(run("mkdir -p %s/.build-id/%02x && cp %s %s/.build-id/%02x/%s.debug",
-			     bids, P.id[0], zdebug, bids, P.id[0], hex), 0);
-	assert_non_null(dwfl);
-	assert_non_null(mod = dwfl_report_offline(dwfl, "prog", P.stripped, -1));
-	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	put_at_build_id(zdebug, 0);
+	mod = stripped_module(dwfl);
 	assert_non_null(dwfl_module_getdwarf(mod, &bias));
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &dname);
 	assert_non_null(dname);
@@ -191,18 +210,13 @@ static void test_dwfl_finds_it_by_build_id_and_reads_lines(void **state)
 /* A file at the build-id path that is another build's is not taken. */
 static void test_other_build_at_the_path_refused(void **state)
 {
-	char hex[64] = "", *h = hex, *name = NULL;
+	char *name = NULL;
 	Dwfl *dwfl = dwfl_begin(&cbs);
 	Dwfl_Module *mod;
 
 	(void)state;
-	for (size_t i = 1; i < P.id_size; i++)
-		h += sprintf(h, "%02x", P.id[i]);
-	assert_int_equal(run("mkdir -p %s/.build-id/%02x && objcopy --only-keep-debug %s "
-			     "%s/.build-id/%02x/%s.debug", bids, P.id[0], P.rebuilt, bids,
-			     P.id[0], hex), 0);
-	assert_non_null(mod = dwfl_report_offline(dwfl, "prog", P.stripped, -1));
-	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	put_at_build_id(P.rebuilt, 1);
+	mod = stripped_module(dwfl);
 	assert_int_equal(hm_debugfile_find(mod, bids, &name), -1);
 	assert_null(name);
 	assert_int_equal(hm_debugfile_find(mod, "/nonexistent", &name), -1);
@@ -213,7 +227,7 @@ static void test_other_build_at_the_path_refused(void **state)
  * opener then gets that copy, and an id with no file under the directory is passed over. */
 static void test_prefetch_makes_the_copy_the_opener_gets(void **state)
 {
-	char hex[64] = "", *h = hex, *name = NULL;
+	char *name = NULL;
 	struct hm_perf_build_id ids[2] = {{.size = (uint8_t)P.id_size}, {.size = 20}};
 	struct hm_debugfile_stats s0, s1, s2;
 	Dwfl *dwfl = dwfl_begin(&cbs);
@@ -221,19 +235,14 @@ static void test_prefetch_makes_the_copy_the_opener_gets(void **state)
 	int fd;
 
 	(void)state;
-	for (size_t i = 1; i < P.id_size; i++)
-		h += sprintf(h, "%02x", P.id[i]);
-	assert_int_equal(run("mkdir -p %s/.build-id/%02x && rm -f %s/.build-id/%02x/%s.debug && "
-			     "cp %s %s/.build-id/%02x/%s.debug", bids, P.id[0], bids, P.id[0], hex,
-			     zdebug, bids, P.id[0], hex), 0);
+	put_at_build_id(zdebug, 0);
 	memcpy(ids[0].id, P.id, P.id_size);
 	memset(ids[1].id, 0xcd, sizeof(ids[1].id));
 	s0 = hm_debugfile_stats();
 	hm_debugfile_prefetch_end(hm_debugfile_prefetch(bids, ids, 2));
 	s1 = hm_debugfile_stats();
 	assert_int_equal(s1.copies, s0.copies + 1);
-	assert_non_null(mod = dwfl_report_offline(dwfl, "prog", P.stripped, -1));
-	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	mod = stripped_module(dwfl);
 	assert_true((fd = hm_debugfile_find(mod, bids, &name)) >= 0);
 	s2 = hm_debugfile_stats();
 	assert_int_equal(s2.copies, s1.copies);
@@ -247,7 +256,7 @@ static void test_prefetch_makes_the_copy_the_opener_gets(void **state)
 /* The opener and the prefetch at once: whichever comes second waits for the first's copy. */
 static void test_prefetch_and_opener_at_once_make_one_copy(void **state)
 {
-	char hex[64] = "", *h = hex, *name = NULL;
+	char *name = NULL;
 	struct hm_perf_build_id id = {.size = (uint8_t)P.id_size};
 	struct hm_debugfile_prefetch *pf;
 	struct hm_debugfile_stats s0, s1;
@@ -256,13 +265,9 @@ static void test_prefetch_and_opener_at_once_make_one_copy(void **state)
 	int fd;
 
 	(void)state;
-	for (size_t i = 1; i < P.id_size; i++)
-		h += sprintf(h, "%02x", P.id[i]);
-	assert_int_equal(run("rm -f %s/.build-id/%02x/%s.debug && cp %s %s/.build-id/%02x/%s.debug",
-			     bids, P.id[0], hex, zdebug, bids, P.id[0], hex), 0);
+	put_at_build_id(zdebug, 0);
 	memcpy(id.id, P.id, P.id_size);
-	assert_non_null(mod = dwfl_report_offline(dwfl, "prog", P.stripped, -1));
-	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	mod = stripped_module(dwfl);
 	s0 = hm_debugfile_stats();
 	pf = hm_debugfile_prefetch(bids, &id, 1);
 	assert_true((fd = hm_debugfile_find(mod, bids, &name)) >= 0);

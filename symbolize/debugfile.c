@@ -24,6 +24,7 @@ struct copy {
 	int done;	/* fd is set: the copy is made or will not be */
 };
 
+#define ZLIB_RATIO_MAX 1032	/* zlib's deflate: at most this many bytes out per byte in */
 #define HM_DEBUG_DIR "/usr/lib/debug"	/* dwfl's global debug directory */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -92,14 +93,17 @@ static long zsecs_of(Elf *in, struct zsec **out)
 			continue;
 		if (!gelf_getchdr(s, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB)
 			continue;	/* libelf's elf_compress inflates it in copy_section */
-		if (!(raw = elf_rawdata(s, NULL)) || raw->d_size < hdr || ch.ch_size > SIZE_MAX / 2)
+		/* zlib inflates at most 1032 bytes from one: a larger size is a damaged header,
+		 * and libdw, reading the file as it is, says so */
+		if (!(raw = elf_rawdata(s, NULL)) || raw->d_size < hdr ||
+		    ch.ch_size / ZLIB_RATIO_MAX > raw->d_size - hdr)
 			goto bad;
 		if (n == cap)
 			z = hm_xrealloc(z, (cap = cap ? 2 * cap : 16) * sizeof(*z));
 		z[n] = (struct zsec){s, (const unsigned char *)raw->d_buf + hdr, raw->d_size - hdr,
 				     malloc(ch.ch_size ? ch.ch_size : 1), ch, 0};
 		if (!z[n++].out)
-			hm_oom();
+			goto bad;	/* no room: libdw inflates it as it did */
 	}
 	*out = z;
 	return (long)n;

@@ -280,6 +280,63 @@ static void test_prefetch_and_opener_at_once_make_one_copy(void **state)
 	dwfl_end(dwfl);
 }
 
+/* The file offset of section name's bytes in path. */
+static uint64_t section_offset(const char *path, const char *name)
+{
+	int fd = open_ro(path);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t shstrndx;
+	uint64_t off = 0;
+
+	assert_non_null(e);
+	assert_int_equal(elf_getshdrstrndx(e, &shstrndx), 0);
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));) {
+		GElf_Shdr sh;
+
+		assert_non_null(gelf_getshdr(s, &sh));
+		if (!strcmp(elf_strptr(e, shstrndx, sh.sh_name), name))
+			off = sh.sh_offset;
+	}
+	elf_end(e);
+	close(fd);
+	assert_true(off > 0);
+	return off;
+}
+
+/* A copy of zdebug with len bytes at off overwritten by bytes; its descriptor. */
+static int damaged_copy(const char *name, uint64_t off, const void *bytes, size_t len)
+{
+	char path[700];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", P.dir, name);
+	assert_int_equal(run("cp %s %s", zdebug, path), 0);
+	assert_true((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0);
+	assert_int_equal(pwrite(fd, bytes, len, (off_t)off), (ssize_t)len);
+	return fd;
+}
+
+/* Damage in a compressed section makes no copy: the file is handed back as it is, for
+ * libdw to read and say what it finds; a header claiming a terabyte allocates nothing. */
+static void test_damaged_sections_are_read_as_they_are(void **state)
+{
+	uint64_t info = section_offset(zdebug, ".debug_info");
+	uint64_t huge = 1ull << 40;
+	uint8_t junk[64];
+	struct hm_debugfile_stats s0 = hm_debugfile_stats();
+	int fd;
+
+	(void)state;
+	memset(junk, 0x5a, sizeof(junk));
+	fd = damaged_copy("payload.debug", info + 24 + 40, junk, sizeof(junk));
+	assert_int_equal(hm_debugfile_inflated(fd), fd);
+	close(fd);
+	fd = damaged_copy("size.debug", info + 8, &huge, sizeof(huge));	/* Elf64_Chdr.ch_size */
+	assert_int_equal(hm_debugfile_inflated(fd), fd);
+	close(fd);
+	assert_int_equal(hm_debugfile_stats().copies, s0.copies);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_other_build_at_the_path_refused),
 		cmocka_unit_test(test_prefetch_makes_the_copy_the_opener_gets),
 		cmocka_unit_test(test_prefetch_and_opener_at_once_make_one_copy),
+		cmocka_unit_test(test_damaged_sections_are_read_as_they_are),
 	};
 
 	elf_version(EV_CURRENT);

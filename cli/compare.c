@@ -1,5 +1,6 @@
 /* hitmap compare A1.data[:NAME=V,...]... -- B1.data[:NAME=V,...]... [--metric NAME]
  *                [--metric NAME=V1,V2,...] [--line-size N] [--top N] [--json] ... */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +339,68 @@ static int load_run(struct hm_arena *ar, const struct compare_args *a, size_t i,
 	return rc;
 }
 
+/* A run loaded on a thread of its own, into an arena of its own: two runs load at once
+ * with --jobs 2 or more (each also tabulates on a thread of its own), and what they made
+ * is adopted into the compare's arena in run order, so the output is --jobs 1's. */
+#define RUN_NOTES 4	/* load_run's notes: kernel, reader, lost, dropped lines */
+
+struct load_job {
+	const struct compare_args *a;
+	size_t i;
+	struct hm_cmp_run *r;
+	struct hm_arena ar;
+	const char *notes[RUN_NOTES], **np;
+	size_t nr_notes;
+	struct hm_err err;
+	int rc;
+};
+
+static void *load_job(void *arg)
+{
+	struct load_job *j = arg;
+
+	j->np = j->notes;
+	j->rc = load_run(&j->ar, j->a, j->i, j->r, &j->np, &j->nr_notes, &j->err);
+	return NULL;
+}
+
+/* Runs i and i + 1 (when both exist and jobs allow) at once: 0, or -1 with err the first
+ * failing run's in run order (as --jobs 1 would stop there); *loaded: runs to free. */
+static int load_pair(struct hm_arena *ar, const struct compare_args *a, size_t i, size_t n,
+		     struct hm_cmp_run *runs, const char **notes, size_t *nr_notes,
+		     size_t *loaded, struct hm_err *err)
+{
+	struct load_job j[2];
+	size_t m = a->ro.jobs > 1 && i + 1 < n ? 2 : 1;
+	pthread_t th;
+	int threaded = 0, rc = 0;
+
+	for (size_t k = 0; k < m; k++) {
+		j[k] = (struct load_job){.a = a, .i = i + k, .r = &runs[i + k]};
+		hm_arena_init(&j[k].ar);
+	}
+	if (m == 2)
+		threaded = pthread_create(&th, NULL, load_job, &j[1]) == 0;
+	load_job(&j[0]);
+	if (threaded)
+		pthread_join(th, NULL);
+	else if (m == 2)
+		load_job(&j[1]);
+	for (size_t k = 0; k < m; k++) {
+		hm_arena_adopt(ar, &j[k].ar);
+		if (rc)
+			continue;	/* the run is loaded: freed by the caller all the same */
+		memcpy(&notes[*nr_notes], j[k].notes, j[k].nr_notes * sizeof(*notes));
+		*nr_notes += j[k].nr_notes;
+		if (j[k].rc) {
+			*err = j[k].err;
+			rc = -1;
+		}
+	}
+	*loaded = i + m;
+	return rc;
+}
+
 static int identify(struct hm_arena *ar, const struct compare_args *a, struct hm_cmp_ident *ids,
 		    struct hm_err *err)
 {
@@ -445,7 +508,7 @@ static int run_compare(struct hm_arena *ar, const struct compare_args *a, struct
 	size_t n = a->na + a->nb, nr_notes = 0;
 	struct hm_cmp_ident *ids = hm_arena_alloc(ar, n * sizeof(*ids));
 	struct hm_cmp_run *runs = calloc(n, sizeof(*runs));
-	const char **notes = hm_arena_alloc(ar, (2 * n + 8) * sizeof(*notes));
+	const char **notes = hm_arena_alloc(ar, (RUN_NOTES * n + 8) * sizeof(*notes));
 	struct hm_cmp cmp;
 	struct hm_cmp_layout lay;
 	struct hm_cmp_view v = {0};
@@ -454,11 +517,9 @@ static int run_compare(struct hm_arena *ar, const struct compare_args *a, struct
 
 	if (!runs || identify(ar, a, ids, err))
 		goto out;
-	for (i = 0; i < n; i++)
-		if (load_run(ar, a, i, &runs[i], &notes, &nr_notes, err)) {
-			i++;
+	while (i < n)
+		if (load_pair(ar, a, i, n, runs, notes, &nr_notes, &i, err))
 			goto out;
-		}
 	if (metric_lists(ar, a, runs, err))
 		goto out;
 	hm_cmp_build(ar, runs, a->na, runs + a->na, a->nb, &cmp);

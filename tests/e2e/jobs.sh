@@ -68,6 +68,24 @@ for j in 2 3; do
 		nok "compare: one thread = --jobs $j" "$(diff <(echo "$c1") <(echo "$c2") | head -5)"
 done
 
+# Two runs load at once with --jobs 2: an odd number of runs (the last alone), and a run
+# that cannot be read (the error and exit code are the first failing run's, as in turn).
+c1=$("$H" compare $R/cmp_a1.data $R/cmp_a2.data $R/cmp_a3.data -- $R/cmp_b1.data \
+	$R/cmp_b2.data --buildid-dir $R --jobs 1 2>&1)
+c2=$("$H" compare $R/cmp_a1.data $R/cmp_a2.data $R/cmp_a3.data -- $R/cmp_b1.data \
+	$R/cmp_b2.data --buildid-dir $R --jobs 2 2>&1)
+[ "$c1" = "$c2" ] && [ -n "$c1" ] && ok "compare of 5 runs: one thread = --jobs 2" ||
+	nok "compare of 5 runs: one thread = --jobs 2" "$(diff <(echo "$c1") <(echo "$c2") | head -5)"
+head -c 3000 $R/cmp_b1.data >"$T/cut.data"
+for j in 1 2; do
+	"$H" compare $R/cmp_a1.data $R/cmp_a2.data -- "$T/cut.data" $R/cmp_b2.data \
+		--buildid-dir $R --jobs $j >/dev/null 2>"$T/cut$j.err"
+	echo "rc=$?" >>"$T/cut$j.err"
+done
+cmp -s "$T/cut1.err" "$T/cut2.err" && ! grep -q "rc=0" "$T/cut1.err" &&
+	ok "compare with a cut run: --jobs 2 fails as --jobs 1" ||
+	nok "compare with a cut run: --jobs 2 fails as --jobs 1" "$(cat "$T/cut1.err" "$T/cut2.err")"
+
 "$H" report -i $R/false_sharing.data --jobs 4 >/dev/null 2>"$T/j4.err"
 rc=$?
 [ $rc = 1 ] && grep -q "jobs 4" "$T/j4.err" && ok "--jobs 4: a usage error, exit 1" ||

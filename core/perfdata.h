@@ -204,6 +204,8 @@ struct hm_perfdata_stats {
 	uint64_t unknown_id;		/* samples whose id names no attr: skipped (perf 6.1
 					 * stops there: "Can't parse sample, err = -14") */
 	uint64_t skipped;		/* records of types not returned by hm_perfdata_next */
+	uint64_t skipped_kernel;	/* of the samples skipped by their header alone
+					 * (want_no_samples), those of kernel mode */
 };
 
 struct hm_perfdata;

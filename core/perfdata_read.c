@@ -332,10 +332,11 @@ static void drop_behind(struct hm_perfdata *pd)
 		pd->dropped = end;
 }
 
-static int skip_sample(struct hm_perfdata *pd)
+static int skip_sample(struct hm_perfdata *pd, uint16_t misc)
 {
 	pd->stats.records[PERF_RECORD_SAMPLE]++;
 	pd->stats.skipped++;
+	pd->stats.skipped_kernel += (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	return 1;
 }
 
@@ -372,7 +373,7 @@ static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 			return rc < 0 ? -1 : record_cut(pd, h.size, err);
 		}
 		if (h.type == PERF_RECORD_SAMPLE &&
-		    (pd->want_none ? skip_sample(pd)
+		    (pd->want_none ? skip_sample(pd, h.misc)
 				   : pd->want && hm_pd_skip_unwanted(pd, p, h.size))) {
 			pd->pos += h.size;
 			if (pd->mem_mapped && pd->pos - pd->dropped >= DROP_STEP)

@@ -69,25 +69,26 @@ static void count_sample(const struct hm_perf_event *ev, struct hm_cmp_ident *ou
 }
 
 /* Reads records until the exec'd command and its executable's mapping are known, then
- * the rest for the samples' count (kernel or user), by their headers alone: decoding
- * every sample made this scan a third read of each run as dear as the samples' own (a
- * sample whose event id the file does not declare is counted here, not in the load). */
+ * the rest for the samples' count (kernel or user). Once the process is known (its first
+ * COMM or sample) samples are counted by their headers alone: decoding every one made
+ * this scan a third read of each run, as dear as the samples' own (a sample whose event
+ * id the file does not declare is counted here, not in the load). */
 static int scan_maps(struct hm_arena *a, struct hm_perfdata *pd, struct map_cand *m,
 		     size_t *nm, uint32_t *pid, struct hm_cmp_ident *out, struct hm_err *err)
 {
 	const struct hm_perfdata_stats *st = hm_perfdata_stats(pd);
 	struct hm_perf_event ev;
 	uint64_t at_n = 0, at_k = 0;
-	int rc, have_exec = 0, have_pid = 0, first_comm = 0, done = 0;
+	int rc, have_exec = 0, have_pid = 0, first_comm = 0, done = 0, by_header = 0;
 
 	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0) {
 		if (ev.type == PERF_RECORD_SAMPLE)
 			count_sample(&ev, out);
-		if (done == 1) {	/* the rest is counted by the samples' headers */
+		if (have_pid && !by_header) {	/* from here samples are only counted */
 			hm_perfdata_want_no_samples(pd);
 			at_n = st->records[PERF_RECORD_SAMPLE];
 			at_k = st->skipped_kernel;
-			done = 2;
+			by_header = 1;
 		}
 		if (done)
 			continue;
@@ -114,7 +115,7 @@ static int scan_maps(struct hm_arena *a, struct hm_perfdata *pd, struct map_cand
 			done = have_exec && c->pid == *pid && matches_comm(c->file, out->comm);
 		}
 	}
-	if (done == 2) {
+	if (by_header) {
 		out->samples += st->records[PERF_RECORD_SAMPLE] - at_n;
 		out->kernel_samples += st->skipped_kernel - at_k;
 	}

@@ -85,6 +85,34 @@ done
 cmp -s "$T/cut1.err" "$T/cut2.err" && ! grep -q "rc=0" "$T/cut1.err" &&
 	ok "compare with a cut run: --jobs 2 fails as --jobs 1" ||
 	nok "compare with a cut run: --jobs 2 fails as --jobs 1" "$(cat "$T/cut1.err" "$T/cut2.err")"
+# A run whose last sample is damaged (its register ABI word zeroed: the record is longer
+# than its fields) passes the runs' identification, which counts samples by their headers,
+# and fails in its load, beside the run loaded with it.
+/usr/bin/python3 - $R/cmp_b1.data "$T/badsample.data" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+off, size = struct.unpack('<QQ', d[40:56])
+pos, last = off, None
+while pos < off + size:
+    typ, misc, sz = struct.unpack('<IHH', d[pos:pos + 8])
+    if typ == 9:
+        last = (pos, sz)
+    pos += sz
+p, sz = last
+q = next(q for q in range(p + 8, p + sz, 8) if struct.unpack('<Q', d[q:q + 8])[0] == 2)
+d[q:q + 8] = bytes(8)
+open(sys.argv[2], 'wb').write(d)
+PY
+for j in 1 2; do
+	"$H" compare $R/cmp_a1.data $R/cmp_a2.data -- "$T/badsample.data" $R/cmp_b2.data \
+		--buildid-dir $R --jobs $j >/dev/null 2>"$T/bad$j.err"
+	echo "rc=$?" >>"$T/bad$j.err"
+done
+cmp -s "$T/bad1.err" "$T/bad2.err" && grep -q "rc=2" "$T/bad1.err" &&
+	grep -q "corrupt sample record" "$T/bad1.err" &&
+	ok "compare with a run whose load fails: --jobs 2 fails as --jobs 1" ||
+	nok "compare with a run whose load fails: --jobs 2 fails as --jobs 1" \
+		"$(cat "$T/bad1.err" "$T/bad2.err")"
 
 "$H" report -i $R/false_sharing.data --jobs 4 >/dev/null 2>"$T/j4.err"
 rc=$?

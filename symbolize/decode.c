@@ -2,7 +2,9 @@
  * access kind, corrected where capstone 4 gets the access wrong (docs/decode.md). */
 #include "decode.h"
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,28 @@ struct hm_decoder {
 	cs_insn *ci;	/* one scratch instruction, detail allocated once */
 };
 
+/* capstone 4 sorts a table of its own (X86_insn_reg_intel's) the first time it prints an
+ * instruction, with no lock, so two decoders' first instructions at once race on it
+ * (ThreadSanitizer saw it when compare loaded two runs at once). One instruction is
+ * decoded once per process before a decoder is handed out; pthread_once makes a second
+ * opener wait for it. */
+static pthread_once_t warm_once = PTHREAD_ONCE_INIT;
+
+static void warm_up(void)
+{
+	static const uint8_t mov[] = {0x48, 0x8b, 0x03};	/* mov rax, [rbx] */
+	cs_insn *ci;
+	size_t n;
+	csh cs;
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return;	/* hm_decode_open says why */
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	if ((n = cs_disasm(cs, mov, sizeof(mov), 0x1000, 1, &ci)))
+		cs_free(ci, n);
+	cs_close(&cs);
+}
+
 int hm_decode_open(struct hm_decoder **out, struct hm_err *err)
 {
 	struct hm_decoder *d = calloc(1, sizeof(*d));
@@ -21,6 +45,7 @@ int hm_decode_open(struct hm_decoder **out, struct hm_err *err)
 	*out = NULL;
 	if (!d)
 		return hm_err_set(err, HM_EXIT_ENV, "decoder: out of memory");
+	pthread_once(&warm_once, warm_up);
 	ce = cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs);
 	if (ce != CS_ERR_OK) {
 		free(d);

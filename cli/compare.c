@@ -61,10 +61,11 @@ static void compare_usage(FILE *out)
 		"                         and the fields on them not counted (a note says so)\n"
 		"  --vmlinux-a F, -b F    each side's kernel (default: the -dbg package's of the\n"
 		"                         recorded release); one of another build is refused\n"
-		"  --jobs N               2 (the default with two CPUs online): each run is\n"
-		"                         resolved on one thread and tabulated on another; 3:\n"
-		"                         also read on a third (slower on two CPUs); 1: one\n"
-		"                         thread. The output is the same byte for byte\n"
+		"  --jobs N               2 (the default with two CPUs online): two runs load at\n"
+		"                         once, each resolved on one thread and tabulated on\n"
+		"                         another; 3: each also read on a third (slower on two\n"
+		"                         CPUs); 1: one thread. The output is the same byte for\n"
+		"                         byte\n"
 		"  --json                 hitmap.compare/1\n"
 		"  --wide                 text lines as long as they come (default: wrapped at 120)\n",
 		HM_CMP_MAX_LINES);

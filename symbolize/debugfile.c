@@ -2,7 +2,6 @@
 #include "symbolize/debugfile.h"
 
 #include <fcntl.h>
-#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -12,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "core/buildid.h"
 #include "core/file.h"
 #include "core/oom.h"
 
@@ -148,31 +148,28 @@ static int inflate_all(struct zsec *z, size_t n)
 }
 
 /* The section's bytes, inflated, as the new section o's data; its header updated. z is
- * the section's inflated bytes when zlib made them, else NULL. */
+ * the section's inflated bytes when zlib made them, else NULL (libelf inflates it). */
 static int copy_section(Elf_Scn *s, Elf_Scn *o, const struct zsec *z)
 {
+	Elf_Data from, *d = &from, *od;
 	GElf_Shdr sh;
-	Elf_Data *d, *od;
 
 	if (!gelf_getshdr(s, &sh))
 		return -1;
 	if (z) {
-		if (!(od = elf_newdata(o)))
-			return -1;
-		od->d_buf = z->out;
-		od->d_type = ELF_T_BYTE;
-		od->d_version = EV_CURRENT;
-		od->d_size = z->ch.ch_size;
-		od->d_off = 0;
-		od->d_align = z->ch.ch_addralign ? z->ch.ch_addralign : 1;
+		from = (Elf_Data){.d_buf = z->out, .d_type = ELF_T_BYTE, .d_version = EV_CURRENT,
+				  .d_size = z->ch.ch_size,
+				  .d_align = z->ch.ch_addralign ? z->ch.ch_addralign : 1};
 		sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
 		sh.sh_size = z->ch.ch_size;
 		sh.sh_addralign = z->ch.ch_addralign;
-		return gelf_update_shdr(o, &sh) ? 0 : -1;
+	} else {
+		if ((sh.sh_flags & SHF_COMPRESSED) &&
+		    (elf_compress(s, 0, 0) < 0 || !gelf_getshdr(s, &sh)))
+			return -1;
+		d = elf_getdata(s, NULL);	/* NULL: a section without data */
 	}
-	if ((sh.sh_flags & SHF_COMPRESSED) && (elf_compress(s, 0, 0) < 0 || !gelf_getshdr(s, &sh)))
-		return -1;
-	if ((d = elf_getdata(s, NULL))) {
+	if (d) {
 		if (!(od = elf_newdata(o)))
 			return -1;
 		od->d_buf = d->d_buf;
@@ -325,34 +322,24 @@ int hm_debugfile_inflated(int fd)
 	return out;
 }
 
-/* Whether the ELF file on fd carries the build-id bits[0..n). */
-static int has_build_id(int fd, const unsigned char *bits, int n)
-{
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	const void *id;
-	int ok = e && dwelf_elf_gnu_build_id(e, &id) == n && !memcmp(id, bits, (size_t)n);
-
-	if (e)
-		elf_end(e);
-	return ok;
-}
-
 /* The debug file of build-id bits[0..n) under dir, checked, as it is: fd, or -1. name,
  * when not NULL, gets its path. */
 static int open_by_id(const unsigned char *bits, int n, const char *dir, char **name)
 {
 	char path[4096], *p = path;
+	uint8_t got[HM_BUILD_ID_MAX];
 	int fd;
 
-	if (n < 2 || n > 64 || strlen(dir) > sizeof(path) - 2 * 64 - 32)
+	if (n < 2 || n > HM_BUILD_ID_MAX || strlen(dir) > sizeof(path) - 2 * HM_BUILD_ID_MAX - 32)
 		return -1;
 	p += sprintf(p, "%s/.build-id/%02x/", dir, bits[0]);
 	for (int i = 1; i < n; i++)
 		p += sprintf(p, "%02x", bits[i]);
 	strcpy(p, ".debug");
-	if ((fd = hm_file_open(path)) < 0)
+	if (hm_buildid_read(path, got) != (size_t)n || memcmp(got, bits, (size_t)n) ||
+	    (fd = hm_file_open(path)) < 0)
 		return -1;
-	if (!has_build_id(fd, bits, n) || (name && !(*name = strdup(path)))) {
+	if (name && !(*name = strdup(path))) {
 		close(fd);
 		return -1;
 	}
@@ -385,7 +372,7 @@ struct hm_debugfile_prefetch {
 	const char *dir;
 	size_t n;
 	struct {
-		unsigned char id[20];
+		unsigned char id[HM_BUILD_ID_MAX];
 		int size;
 	} ids[];
 };

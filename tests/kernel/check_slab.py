@@ -244,6 +244,75 @@ def nested(vmlinux, guest, host):
             first_member(vmlinux, guest) == host)
 
 
+SLOTS = {}
+QUALIFIERS = re.compile(r"\b(struct|union|enum|const|volatile)\b|\s+")
+
+
+def dwarf_die(lines, i):
+    """The attributes of the DIE whose header is lines[i]: name, type, origin (an abstract
+    origin's offset) and fbreg (the frame offsets its DW_AT_location puts it at, alone or
+    in a location list; an fbreg inside a computed value is no place of the variable)."""
+    die, attr = {"fbreg": set()}, None
+    for ln in lines[i + 1:]:
+        if re.match(r"\s*0x[0-9a-f]+:\s+DW_TAG_", ln) or not ln.strip():
+            break
+        m = re.match(r"\s*DW_AT_(\w+)\s+\((?:0x([0-9a-f]+) )?(?:\"(.*)\")?", ln)
+        if m:
+            attr = m.group(1)
+            if attr in ("name", "type"):
+                die[attr] = m.group(3)
+            elif attr == "abstract_origin":
+                die["origin"] = m.group(2)
+        if attr == "location":
+            m = re.search(r"(?:\(|: )DW_OP_fbreg (-?\d+)\)?$", ln)
+            if m:
+                die["fbreg"].add(int(m.group(1)))
+    return die
+
+
+def frame_slots(vmlinux, func):
+    """fbreg offset -> {(name, type)} of func's variables and parameters in memory, read by
+    llvm-dwarfdump (a second reader of the vmlinux's DWARF); {} when it is not there."""
+    if func not in SLOTS:
+        SLOTS[func] = collections.defaultdict(set)
+        try:
+            p = subprocess.run(["llvm-dwarfdump", "--name=" + func, "--show-children",
+                                vmlinux], capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired):
+            return SLOTS[func]
+        lines = p.stdout.splitlines()
+        for i, ln in enumerate(lines):
+            if not re.search(r"DW_TAG_(variable|formal_parameter)$", ln):
+                continue
+            die = dwarf_die(lines, i)
+            if die["fbreg"] and "type" not in die and die.get("origin"):
+                o = subprocess.run(["llvm-dwarfdump", "--debug-info=0x" + die["origin"],
+                                    vmlinux], capture_output=True, text=True).stdout
+                ol = o.splitlines()
+                at = [j for j, x in enumerate(ol) if re.match(r"0x[0-9a-f]+:\s+DW_TAG_", x)]
+                if at:
+                    die.update({k: v for k, v in dwarf_die(ol, at[0]).items()
+                                if k in ("name", "type")})
+            for off in die["fbreg"]:
+                SLOTS[func][off].add((die.get("name", "?"), die.get("type", "?")))
+    return SLOTS[func]
+
+
+def slot_reused(vmlinux, func, guest, host):
+    """The evidence, or None, that func's DWARF gives one frame slot to two variables, one
+    of the guest's type (the one whose address a callee takes, all BTF can see) and one of
+    the host's: jbd2_journal_stop keeps `ktime_t expires` at fbreg -72, and time_after_eq's
+    typecheck dummy `volatile long unsigned int __dummy2` there too, where gcc zeroes it."""
+    def plain(t):
+        return QUALIFIERS.sub("", t)
+    for off, vs in sorted(frame_slots(vmlinux, func).items()):
+        g = sorted(n for n, t in vs if plain(t) == plain(guest))
+        h = sorted(n for n, t in vs if plain(t) == plain(host))
+        if g and h and set(g) != set(h):
+            return "%s: %s %s and %s %s at fbreg %d" % (func, guest, g[0], host, h[0], off)
+    return None
+
+
 def check_locals(check, a, name):
     """Kernel locals the guest typed without DWARF (by the callee they are passed to, or
     the pointer spilled there) against the host's DWARF frame, sample by sample (report
@@ -257,23 +326,36 @@ def check_locals(check, a, name):
                  g is not None and h is not None, "guest %s, host %s" %
                  ("ok" if g is not None else "unreadable", "ok" if h is not None else "failed")):
         return
-    agree, inner, other = 0, 0, collections.Counter()
+    agree, inner, other, reused = 0, 0, collections.Counter(), collections.Counter()
     for k, (obj, base, _) in g.items():
         if "(stack of" not in obj or k not in h or "(stack of" not in h[k][0]:
             continue
+        why = None
         if bare(obj) == bare(h[k][0]) and base == h[k][1]:
             agree += 1
         elif base == h[k][1] and nested(a.vmlinux, bare(obj), bare(h[k][0])):
             inner += 1
+        elif base == h[k][1] and (why := slot_reused(a.vmlinux, obj.split("(stack of ")[1][:-1],
+                                                     bare(obj), bare(h[k][0]))):
+            reused[why] += 1
         else:
             other["%s at %s vs host %s at %s" % (obj, base, h[k][0], h[k][1])] += 1
+    # A slot the compiler gives two variables is named by the guest as the one whose
+    # address a callee takes, at every pc (BTF has no locals); the host's DWARF names the
+    # one live at the sample's pc. How many samples land on the other one's instructions
+    # is chance, so they are shown with llvm-dwarfdump's evidence and left out of the
+    # ratio: one sample on jbd2_journal_stop's zeroing of __dummy2 per ten in orphan
+    # failed CI once. What remains must still agree 9 times in 10 (one workload may have
+    # a slot reuse DWARF does not show as two variables), from LOCALS_MIN accesses on,
+    # and on all workloads pooled (check_total).
+    if reused:
+        print("# %s: %d guest local(s) on a frame slot DWARF gives two variables, left out: %s"
+              % (name, sum(reused.values()),
+                 "; ".join("%s (%d)" % kv for kv in reused.most_common(3))))
     total = agree + inner + sum(other.values())
     LOCALS["agree"] += agree + inner
     LOCALS["total"] += total
     LOCALS["other"].update(other)
-    # one workload may have a handful: a slot the compiler reuses for another local (the
-    # host's DWARF says which lives there at that pc) is one miss in 8; asserted from
-    # LOCALS_MIN accesses on, and on all workloads pooled (check_total)
     what = (name + ": guest locals typed by callee parameters or spilled pointers agree with "
             "the host's DWARF (%d of %d accesses; %d more the same object by its first "
             "member's type)" % (agree, total, inner))

@@ -8,7 +8,7 @@ set -euo pipefail
 LAB=$1 KV=$2 KV_OTHER=$3
 mkdir -p "$LAB/deb" "$LAB/root" "$LAB/other"
 
-host_pkgs="qemu-system-x86 busybox-static e2fsprogs xfsprogs linux-perf build-essential cpio xz-utils"
+host_pkgs="qemu-system-x86 busybox-static e2fsprogs xfsprogs linux-perf build-essential cpio xz-utils llvm"
 missing=$(for p in $host_pkgs; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
 	grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then

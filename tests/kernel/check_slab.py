@@ -219,29 +219,37 @@ def bare(obj):
     return "struct __va_list_tag" if t == "va_list" else t
 
 
-FIRST = {}
+MEMBERS = {}
 
 
-def first_member(vmlinux, t):
-    """The type of struct t's first member, by pahole on the vmlinux ("struct vma_iterator"
-    -> "struct ma_state"); None when unknown."""
-    if t not in FIRST:
-        FIRST[t] = None
+def members(vmlinux, t):
+    """(offset, type) of struct t's top-level members, by pahole on the vmlinux, in order
+    ("struct vma_iterator" -> [(0, "struct ma_state"), ...]); [] when unknown."""
+    if t not in MEMBERS:
+        MEMBERS[t] = []
         if t.startswith("struct ") and "(" not in t:
             p = subprocess.run(["pahole", "-C", t.split()[1], vmlinux], capture_output=True,
                                text=True)
-            lines = p.stdout.splitlines()
-            m = re.match(r"\s+(.*?)\s+\w+(\[\d*\])?;", lines[1]) if len(lines) > 1 else None
-            FIRST[t] = m.group(1) if m else None
-    return FIRST[t]
+            for ln in p.stdout.splitlines()[1:]:
+                m = re.match(r"\t(\S.*?)\s+\w+(\[\d*\])?;\s+/\*\s+(\d+)\s+\d+\s+\*/", ln)
+                if m:
+                    MEMBERS[t].append((int(m.group(3)), m.group(1)))
+    return MEMBERS[t]
 
 
-def nested(vmlinux, guest, host):
-    """One object at one base, named by the guest as its first member's type: the callee's
-    BTF parameter is a pointer to that member (a `struct shash_desc *` into the anonymous
-    struct around it, which BTF cannot name; ma_state in vma_iterator)."""
-    return (host == "struct (anonymous)" or first_member(vmlinux, host) == guest or
-            first_member(vmlinux, guest) == host)
+def nested(vmlinux, guest, host, gbase, hbase):
+    """One object named by the guest as the type of a member of what the host names, or
+    the reverse, at that member's place: the callee's BTF parameter is a pointer to a
+    first member (a `struct shash_desc *` into the anonymous struct around it, which BTF
+    cannot name; ma_state in vma_iterator), or DWARF describes a member as a variable of
+    its own (__handle_mm_fault's `pte_t *ptep` over `vmf.pte`, 88 bytes into the guest's
+    `struct vm_fault`)."""
+    g, h = int(gbase, 16), int(hbase, 16)
+    if g == h and host == "struct (anonymous)":
+        return True
+    if h >= g and (h - g, host) in members(vmlinux, guest):
+        return True
+    return g >= h and (g - h, guest) in members(vmlinux, host)
 
 
 SLOTS = {}
@@ -318,7 +326,7 @@ def check_locals(check, a, name):
     the pointer spilled there) against the host's DWARF frame, sample by sample (report
     --view accesses on both sides: a row of report --json is named after the first access
     to its address, and a stack address is a different frame's local from one call to the
-    next): same type, same base, or the same base named by its first member's type."""
+    next): same type, same base, or one object named by a member's type at its place."""
     g = accesses(os.path.join(a.out, name + ".guestaccesses.out"))
     h = accesses([a.hitmap, "report", "-i", os.path.join(a.out, name + ".data"), "--vmlinux",
                   a.vmlinux, "--sysroot", a.debug_root, "--view", "accesses", "--json"])
@@ -333,7 +341,7 @@ def check_locals(check, a, name):
         why = None
         if bare(obj) == bare(h[k][0]) and base == h[k][1]:
             agree += 1
-        elif base == h[k][1] and nested(a.vmlinux, bare(obj), bare(h[k][0])):
+        elif nested(a.vmlinux, bare(obj), bare(h[k][0]), base, h[k][1]):
             inner += 1
         elif base == h[k][1] and (why := slot_reused(a.vmlinux, obj.split("(stack of ")[1][:-1],
                                                      bare(obj), bare(h[k][0]))):
@@ -357,8 +365,8 @@ def check_locals(check, a, name):
     LOCALS["total"] += total
     LOCALS["other"].update(other)
     what = (name + ": guest locals typed by callee parameters or spilled pointers agree with "
-            "the host's DWARF (%d of %d accesses; %d more the same object by its first "
-            "member's type)" % (agree, total, inner))
+            "the host's DWARF (%d of %d accesses; %d more the same object by a member's "
+            "type at its place)" % (agree, total, inner))
     if total < LOCALS_MIN:
         print("# %s%s" % (what, "; " + "; ".join("%s (%d)" % kv for kv in other.most_common(3))
                           if other else ""))

@@ -387,9 +387,9 @@ static void warnings(struct hm_recording *rec)
 }
 
 /* Fills rec; on failure rec holds what was opened, for the caller to free. */
-static int load(const char *path, const struct hm_resolve_opts *o,
-		int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
-		struct hm_recording *rec, struct hm_err *err)
+static int load_file(const char *path, const struct hm_resolve_opts *o,
+		     int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
+		     struct hm_recording *rec, struct hm_err *err)
 {
 	struct hm_resolve_opts ro = *o;
 	const struct hm_perfdata_stats *ps;
@@ -432,6 +432,18 @@ static int load(const char *path, const struct hm_resolve_opts *o,
 	return 0;
 }
 
+/* load_file, with the debug files' prefetch ended on every way out */
+static int load(const char *path, const struct hm_resolve_opts *o,
+		int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
+		struct hm_recording *rec, struct hm_err *err)
+{
+	int rc = load_file(path, o, keep, ctx, rec, err);
+
+	hm_debugfile_prefetch_end(rec->prefetch);
+	rec->prefetch = NULL;
+	return rc;
+}
+
 int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
 		      int (*keep)(const struct hm_access *a, void *ctx), void *ctx,
 		      struct hm_recording *rec, struct hm_err *err)
@@ -441,8 +453,6 @@ int hm_recording_load(const char *path, const struct hm_resolve_opts *o,
 		hm_recording_free(rec);
 		return -1;
 	}
-	hm_debugfile_prefetch_end(rec->prefetch);
-	rec->prefetch = NULL;
 	return 0;
 }
 
@@ -461,8 +471,6 @@ int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
 	if (o->jobs > 1 && o->flush_apart)
 		rec->handoff = hm_handoff_start(rec->batch, flush, arg);	/* NULL: on this thread */
 	rc = load(path, o, keep, ctx, rec, err);
-	hm_debugfile_prefetch_end(rec->prefetch);
-	rec->prefetch = NULL;
 	/* flush has seen everything before this returns: the caller frees what it kept */
 	if (hm_handoff_end(rec->handoff) && !rc)
 		rc = hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", path);
@@ -472,7 +480,6 @@ int hm_recording_stream(const char *path, const struct hm_resolve_opts *o,
 
 void hm_recording_free(struct hm_recording *rec)
 {
-	hm_debugfile_prefetch_end(rec->prefetch);
 	hm_order_free(rec->order);
 	free(rec->acc);
 	hm_watched_free(&rec->watched);

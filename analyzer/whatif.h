@@ -263,9 +263,27 @@ int hm_whatif_run(struct hm_arena *a, const struct hm_access *acc, size_t n,
  * the objects; types in the batches must be sum's (the plan's). Always batched. */
 typedef int (*hm_wi_feed)(void *arg, int (*fn)(const struct hm_access *acc, size_t n, void *fa),
 			  void *fa, struct hm_err *err);
+struct hm_wi_before;
+/* before: the recorded side, built as the run was first read (below), or NULL; without
+ * it, or when it does not fit the replay, the replay builds that side too. */
 int hm_whatif_run_feed(struct hm_arena *a, const struct hm_wi_sum *sum,
 		       const struct hm_wi_plan *plan, uint64_t window_ns, hm_wi_feed feed,
-		       void *feed_arg, struct hm_whatif *out, struct hm_err *err);
+		       void *feed_arg, struct hm_wi_before *before, struct hm_whatif *out,
+		       struct hm_err *err);
+
+/* whatif_before.c: the recorded side of a streamed run built during its first read, so
+ * that the replay builds only the new side. Given the run's accesses in order (on one
+ * thread at a time), it cuts them where the feed's batches are cut (every HM_WI_BATCH)
+ * and maps their types as the feed does, the first type seen with each signature
+ * (hm_wi_type_sig), so its lines are those the replay would build. _end gives them (into
+ * a's memory) when the replay's batches, line size, window and line bound are the ones
+ * it was built with and nothing failed; -1 otherwise. */
+uint64_t hm_wi_type_sig(const struct hm_type *t);
+struct hm_wi_before *hm_wi_before_new(uint32_t line_size, uint64_t window_ns, size_t max_lines);
+void hm_wi_before_add(struct hm_wi_before *b, const struct hm_access *acc, size_t n);
+int hm_wi_before_end(struct hm_wi_before *b, struct hm_arena *a, const struct hm_wi_plan *p,
+		     uint64_t window_ns, size_t batch, struct hm_lines *out);
+void hm_wi_before_free(struct hm_wi_before *b);	/* NULL: nothing */
 void hm_whatif_free(struct hm_whatif *w);
 
 /* suggest.c: a layout of type that puts each writer thread's members on their own

@@ -334,6 +334,7 @@ struct wrun {
 	uint8_t *flags;
 	hm_wi_feed feed;		/* hands out the run's batches, once per pass */
 	void *feed_arg;
+	struct hm_wi_before *before;	/* the recorded side, built already, or NULL */
 };
 
 /* A held run as a feed: batches of r->batch accesses. */
@@ -390,9 +391,10 @@ static int after_apart(const struct hm_access *acc, size_t n, void *arg)
 }
 
 /* With two threads the after side takes a copy of each chunk (the feed reuses its
- * buffer), while this thread builds the before side from the recorded accesses as they
- * are: both cost about the same. The sides' tables touch no type (lines_merge.c), and
- * each side builds in an arena of its own until it ends. */
+ * buffer), while this thread reads the run and builds the before side from the recorded
+ * accesses as they are, unless the first read built it (whatif_before.c). The sides'
+ * tables touch no type (lines_merge.c), and each side builds in an arena of its own
+ * until it ends. */
 static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
 {
 	if (ps->apart ? hm_handoff_copy(ps->apart, x, k) : after_chunk(ps, x, k, ps->err))
@@ -433,8 +435,8 @@ static int pass(struct wrun *r, struct hm_lines_acc *bl, struct hm_lines_acc *al
 			    .c = c, .err = err};
 	int rc;
 
-	/* both sides at once; room for 4 chunks in flight, as the sides cost alike */
-	if (bl && r->plan->jobs > 1)
+	/* the after side beside the reading; room for 4 chunks in flight */
+	if (r->plan->jobs > 1)
 		ps.apart = hm_handoff_start(8 * HM_HANDOFF_CHUNK, after_apart, &ps);
 	rc = r->feed(r->feed_arg, pass_batch, &ps, err);
 	if (hm_handoff_end(ps.apart) && (!rc || !err->msg[0])) {
@@ -482,12 +484,16 @@ static int run_lines(struct wrun *r, struct hm_whatif *out, struct lpairs *t,
 		return run_whole(r, out, t, err);
 	hm_arena_init(&b_arena);
 	hm_arena_init(&a_arena);
-	bl = hm_lines_acc_new(&b_arena, L, r->window_ns);
+	bl = NULL;
+	if (hm_wi_before_end(r->before, r->a, r->plan, r->window_ns, r->batch, &out->before)) {
+		bl = hm_lines_acc_new(&b_arena, L, r->window_ns);
+		hm_lines_acc_set_max(bl, r->plan->max_lines);
+	}
 	al = hm_lines_acc_new(&a_arena, L, r->window_ns);
-	hm_lines_acc_set_max(bl, r->plan->max_lines);
 	hm_lines_acc_set_max(al, r->plan->max_lines);
 	rc = pass(r, bl, al, t, NULL, NULL, &out->counts, err);
-	hm_lines_acc_end(bl, &out->before);
+	if (bl)
+		hm_lines_acc_end(bl, &out->before);
 	hm_lines_acc_end(al, &out->after);
 	hm_arena_adopt(r->a, &b_arena);
 	hm_arena_adopt(r->a, &a_arena);
@@ -570,10 +576,11 @@ int hm_whatif_run(struct hm_arena *a, const struct hm_access *acc, size_t n,
 
 int hm_whatif_run_feed(struct hm_arena *a, const struct hm_wi_sum *sum,
 		       const struct hm_wi_plan *plan, uint64_t window_ns, hm_wi_feed feed,
-		       void *feed_arg, struct hm_whatif *out, struct hm_err *err)
+		       void *feed_arg, struct hm_wi_before *before, struct hm_whatif *out,
+		       struct hm_err *err)
 {
 	struct wrun r = {.a = a, .plan = plan, .batch = HM_WI_BATCH, .window_ns = window_ns,
-			 .feed = feed, .feed_arg = feed_arg};
+			 .feed = feed, .feed_arg = feed_arg, .before = before};
 
 	memset(out, 0, sizeof(*out));
 	out->plan = plan;

@@ -253,25 +253,6 @@ struct wfeed {
 	void *fa;
 };
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h = (h ^ v) * 0x100000001b3ull;
-	return h ^ h >> 29;
-}
-
-static uint64_t type_sig(const struct hm_type *t)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (int depth = 0; t && depth < 8; t = t->ref, depth++) {
-		h = mix(mix(mix(mix(h, t->kind), t->size), t->nelems), t->align);
-		h = mix(mix(h, t->name ? hm_hash_str(t->name) : 0), t->alias ? hm_hash_str(t->alias) : 0);
-		if (t->src)
-			h = mix(mix(h, t->key), hm_hash_str(hm_layout_path(t->src)));
-	}
-	return h | 1;
-}
-
 static const struct hm_type *first_type(struct wfeed *f, const struct hm_type *t)
 {
 	const struct hm_type *t1;
@@ -280,7 +261,7 @@ static const struct hm_type *first_type(struct wfeed *f, const struct hm_type *t
 		return NULL;
 	if ((t1 = hm_map64_get(&f->tr, (uintptr_t)t)))
 		return t1;
-	if (!(t1 = hm_map64_get(&f->sig, type_sig(t))))
+	if (!(t1 = hm_map64_get(&f->sig, hm_wi_type_sig(t))))
 		t1 = t;
 	hm_map64_put(&f->tr, (uintptr_t)t, (void *)t1);
 	return t1;
@@ -363,8 +344,8 @@ static void feed_init(struct wfeed *f, const struct whatif_args *a, const struct
 	for (size_t i = 0; i < sum->n; i++) {
 		const struct hm_type *t = sum->acc[i].type;
 
-		if (t && !hm_map64_get(&f->sig, type_sig(t)))
-			hm_map64_put(&f->sig, type_sig(t), (void *)t);
+		if (t && !hm_map64_get(&f->sig, hm_wi_type_sig(t)))
+			hm_map64_put(&f->sig, hm_wi_type_sig(t), (void *)t);
 	}
 	if (!(f->buf = malloc(HM_WI_BATCH * sizeof(*f->buf))))
 		hm_oom();
@@ -386,6 +367,7 @@ struct wsrc {
 	size_t n;
 	const struct hm_wi_sum *sum;
 	struct wfeed *f;
+	struct hm_wi_before *before;	/* the recorded side, built by the first read */
 };
 
 static int plan_run(struct hm_arena *ar, const struct whatif_args *a, const struct wsrc *r,
@@ -403,7 +385,8 @@ static int plan_run(struct hm_arena *ar, const struct whatif_args *a, const stru
 		return -1;
 	if (r->sum)
 		return hm_whatif_plan_sum(ar, r->sum, spec, plan, err) ||
-		       hm_whatif_run_feed(ar, r->sum, plan, a->window_ns, feed, r->f, w, err);
+		       hm_whatif_run_feed(ar, r->sum, plan, a->window_ns, feed, r->f, r->before, w,
+					  err);
 	return hm_whatif_plan(ar, r->acc, r->n, spec, plan, err) ||
 	       hm_whatif_run(ar, r->acc, r->n, plan, a->window_ns, w, err);
 }
@@ -452,6 +435,7 @@ static int run(struct whatif_args *a, const struct wsrc *src, struct hm_layout *
 struct first_read {
 	struct hm_wi_sum *sum;
 	struct hm_spill *spill;
+	struct hm_wi_before *before;
 };
 
 static int sum_batch(const struct hm_access *acc, size_t n, void *arg)
@@ -459,6 +443,7 @@ static int sum_batch(const struct hm_access *acc, size_t n, void *arg)
 	struct first_read *fr = arg;
 
 	hm_wi_sum_add(fr->sum, acc, n);
+	hm_wi_before_add(fr->before, acc, n);
 	if (fr->spill && hm_spill_write(fr->spill, acc, n)) {
 		hm_spill_close(fr->spill);	/* no space: the replay reads the recording */
 		fr->spill = NULL;
@@ -490,8 +475,10 @@ static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 		return 1;
 	}
 	hm_wi_sum_init(&sum, a->line_size);
-	fr = (struct first_read){&sum, hm_spill_open()};
-	/* the summary and the spill touch only the accesses: on a thread of their own */
+	fr = (struct first_read){&sum, hm_spill_open(),
+				 hm_wi_before_new(a->line_size, a->window_ns, a->max_lines)};
+	/* the summary, the spill and the recorded side touch only the accesses: on a thread
+	 * of their own */
 	ro1 = a->ro;
 	ro1.jobs = a->jobs;
 	ro1.flush_apart = 1;
@@ -504,6 +491,7 @@ static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 	}
 	if (held) {
 		hm_spill_close(fr.spill);
+		hm_wi_before_free(fr.before);
 		hm_wi_sum_free(&sum);
 		hm_recording_free(&rec);
 		return 0;
@@ -514,10 +502,12 @@ static int try_stream(struct whatif_args *a, struct hm_layout *build, int *rc)
 		feed_init(&f, a, &sum);
 		f.spill = fr.spill;
 		fr.spill = NULL;
-		*rc = run(a, &(struct wsrc){NULL, 0, &sum, &f}, build);
+		/* a replay that reads the recording again builds both sides from what it reads */
+		*rc = run(a, &(struct wsrc){NULL, 0, &sum, &f, f.spill ? fr.before : NULL}, build);
 		feed_free(&f);
 	}
 	hm_spill_close(fr.spill);
+	hm_wi_before_free(fr.before);
 	hm_wi_sum_free(&sum);
 	hm_recording_free(&rec);	/* last: the plan holds its types */
 	return 1;
@@ -556,7 +546,7 @@ int cmd_whatif(int argc, char **argv)
 				"(hitmap record -c timer -- CMD)\n", a.input);
 		rc = HM_EXIT_INPUT;
 	} else {
-		rc = run(&a, &(struct wsrc){rec.acc, rec.n, NULL, NULL}, build);
+		rc = run(&a, &(struct wsrc){rec.acc, rec.n, NULL, NULL, NULL}, build);
 	}
 	hm_recording_free(&rec);
 out:

@@ -273,12 +273,11 @@ int hm_whatif_run_feed(struct hm_arena *a, const struct hm_wi_sum *sum,
 
 /* whatif_before.c: the recorded side of a streamed run built during its first read, so
  * that the replay builds only the new side. Given the run's accesses in order (on one
- * thread at a time), it cuts them where the feed's batches are cut (every HM_WI_BATCH)
- * and maps their types as the feed does, the first type seen with each signature
- * (hm_wi_type_sig), so its lines are those the replay would build. _end gives them (into
- * a's memory) when the replay's batches, line size, window and line bound are the ones
- * it was built with and nothing failed; -1 otherwise. */
-uint64_t hm_wi_type_sig(const struct hm_type *t);
+ * thread at a time; it touches no type), in chunks of any size. _end gives its lines
+ * (into a's memory) when the replay's batches, line size, window and line bound are the
+ * ones it was built with and no line was pruned, and -1 otherwise: the replay must then
+ * hand out the same accesses with the same types (whatif_run.c builds that side itself
+ * when it gets -1). */
 struct hm_wi_before *hm_wi_before_new(uint32_t line_size, uint64_t window_ns, size_t max_lines);
 void hm_wi_before_add(struct hm_wi_before *b, const struct hm_access *acc, size_t n);
 int hm_wi_before_end(struct hm_wi_before *b, struct hm_arena *a, const struct hm_wi_plan *p,

@@ -253,6 +253,25 @@ struct wfeed {
 	void *fa;
 };
 
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0x100000001b3ull;
+	return h ^ h >> 29;
+}
+
+static uint64_t type_sig(const struct hm_type *t)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (int depth = 0; t && depth < 8; t = t->ref, depth++) {
+		h = mix(mix(mix(mix(h, t->kind), t->size), t->nelems), t->align);
+		h = mix(mix(h, t->name ? hm_hash_str(t->name) : 0), t->alias ? hm_hash_str(t->alias) : 0);
+		if (t->src)
+			h = mix(mix(h, t->key), hm_hash_str(hm_layout_path(t->src)));
+	}
+	return h | 1;
+}
+
 static const struct hm_type *first_type(struct wfeed *f, const struct hm_type *t)
 {
 	const struct hm_type *t1;
@@ -261,7 +280,7 @@ static const struct hm_type *first_type(struct wfeed *f, const struct hm_type *t
 		return NULL;
 	if ((t1 = hm_map64_get(&f->tr, (uintptr_t)t)))
 		return t1;
-	if (!(t1 = hm_map64_get(&f->sig, hm_wi_type_sig(t))))
+	if (!(t1 = hm_map64_get(&f->sig, type_sig(t))))
 		t1 = t;
 	hm_map64_put(&f->tr, (uintptr_t)t, (void *)t1);
 	return t1;
@@ -286,7 +305,8 @@ static int feed_batch(const struct hm_access *acc, size_t n, void *arg)
 }
 
 /* The replay's accesses from the spill: the first read's, with its strings and types
- * (which stay open to the end). */
+ * (which stay open to the end), as the summary and the plan have them and as a held run
+ * is replayed: nothing to map. */
 static int spill_read(struct wfeed *f)
 {
 	size_t n;
@@ -294,8 +314,6 @@ static int spill_read(struct wfeed *f)
 	if (hm_spill_rewind(f->spill))
 		return -1;
 	while ((n = hm_spill_read(f->spill, f->buf + f->nbuf, HM_WI_BATCH - f->nbuf)) > 0) {
-		for (size_t i = f->nbuf; i < f->nbuf + n; i++)
-			f->buf[i].type = first_type(f, f->buf[i].type);
 		if ((f->nbuf += n) == HM_WI_BATCH) {
 			f->nbuf = 0;
 			if (f->fn(f->buf, HM_WI_BATCH, f->fa))
@@ -344,8 +362,8 @@ static void feed_init(struct wfeed *f, const struct whatif_args *a, const struct
 	for (size_t i = 0; i < sum->n; i++) {
 		const struct hm_type *t = sum->acc[i].type;
 
-		if (t && !hm_map64_get(&f->sig, hm_wi_type_sig(t)))
-			hm_map64_put(&f->sig, hm_wi_type_sig(t), (void *)t);
+		if (t && !hm_map64_get(&f->sig, type_sig(t)))
+			hm_map64_put(&f->sig, type_sig(t), (void *)t);
 	}
 	if (!(f->buf = malloc(HM_WI_BATCH * sizeof(*f->buf))))
 		hm_oom();

@@ -252,6 +252,8 @@ int hm_lines_acc_add(struct hm_lines_acc *m, const struct hm_access *acc, size_t
 void hm_lines_acc_set_max(struct hm_lines_acc *m, size_t max_lines);
 /* Fills out (its arrays live in a) and frees m. */
 void hm_lines_acc_end(struct hm_lines_acc *m, struct hm_lines *out);
+/* Frees m unended: what it put in a stays there until a is freed. NULL: nothing. */
+void hm_lines_acc_free(struct hm_lines_acc *m);
 /* Sets whose measure is `contention` (a recording with timer and watch samples); the
  * order follows at hm_lines_rank (hm_sharing_classify calls it). */
 void hm_lines_set_source(struct hm_lines *l, enum hm_source src);

@@ -509,3 +509,15 @@ void hm_lines_acc_end(struct hm_lines_acc *m, struct hm_lines *out)
 	free(m->map);
 	free(m);
 }
+
+void hm_lines_acc_free(struct hm_lines_acc *m)
+{
+	if (!m)
+		return;
+	hm_arena_free(&m->own);
+	free(m->slots);
+	free(m->gone);
+	free(m->l.lines);
+	free(m->map);
+	free(m);
+}

@@ -65,6 +65,7 @@ void hm_wi_before_free(struct hm_wi_before *b)
 {
 	if (!b)
 		return;
+	hm_lines_acc_free(b->acc);	/* not used: held, or refused */
 	hm_arena_free(&b->a);
 	free(b);
 }

@@ -235,10 +235,11 @@ int hm_lines_build(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		   struct hm_err *err);
 /* The same built from consecutive batches of a recording (hitmap report streams it,
  * so memory holds one batch, not every sample): each batch is built as above and merged
- * into per-line tables in a; the ranking and verdicts come at the end. Exact but for one
- * thing: a timer conflict or watch transfer between the last access of a line in one
- * batch and the first in the next is not seen (at most one per line per batch boundary,
- * counted on both rows for a conflict). */
+ * into per-line tables in a; the ranking and verdicts come at the end. Below the line
+ * bound (hm_lines_acc_set_max) exact, whatever the batches (docs/report.md, What batches
+ * change): each merged line carries its interleaving state (struct hm_icarry) into the
+ * next batch, so a timer conflict or watch transfer across a batch boundary is counted
+ * where it belongs. */
 struct hm_lines_acc;
 struct hm_lines_acc *hm_lines_acc_new(struct hm_arena *a, uint32_t line_size,
 				      uint64_t window_ns);

@@ -81,7 +81,8 @@ check: deps
 	@$(MAKE) --no-print-directory tsan-build >/dev/null
 	@BUILD=build-tsan HITMAP=./build-tsan/hitmap HM_RESULTS=$(BUILD)/results.tsan HM_SUITE=tsan \
 		HM_E2E="tests/e2e/jobs.sh tests/e2e/whatif_stream.sh" \
-		HM_UNITS=build-tsan/tests/test_debugfile TSAN_OPTIONS=halt_on_error=1 \
+		HM_UNITS="build-tsan/tests/test_debugfile build-tsan/tests/test_handoff" \
+		TSAN_OPTIONS=halt_on_error=1 \
 		tests/run.sh || true
 	@tests/total.sh $(BUILD)/results.normal $(BUILD)/results.asan $(BUILD)/results.tsan
 
@@ -94,11 +95,12 @@ asan-build:
 # The threaded read (--jobs 2 and 3: resolve/handoff.h, core/perfdata_ahead.h) under
 # ThreadSanitizer: tests/e2e/jobs.sh, its reports compared byte for byte, and
 # tests/e2e/whatif_stream.sh (a streamed whatif's first read hands its accesses on); and
-# test_debugfile (debug files inflated ahead on a thread while an opener waits for them).
+# test_debugfile (debug files inflated ahead on a thread while an opener waits for them);
+# test_handoff (batches the consumer's thread gathers from the producer's array).
 tsan-build:
 	@$(MAKE) --no-print-directory BUILD=build-tsan BIN=build-tsan/hitmap \
 		CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" build-tsan/hitmap \
-		build-tsan/tests/test_debugfile
+		build-tsan/tests/test_debugfile build-tsan/tests/test_handoff
 
 asan: deps asan-build examples
 	@BUILD=build-asan HITMAP=./build-asan/hitmap HM_SUITE=asan tests/run.sh

@@ -524,6 +524,29 @@ static int cmp_tkey(const void *pa, const void *pb)
 	return a->i < b->i ? -1 : a->i > b->i;
 }
 
+void hm_alloc_name_one(struct hm_alloc_map *m, struct hm_code *code, struct hm_access *x,
+		       uint32_t line_size)
+{
+	const struct hm_alloc_obj *o;
+
+	if (!m->nobj || !x->s.addr || x->s.kernel || x->method == HM_M_GLOBAL ||
+	    x->method == HM_M_TLS || x->method == HM_M_STACK)
+		return;
+	if (!(o = hm_alloc_map_find(m, x->s.pid, x->s.addr, x->s.time)))
+		return;
+	x->alloc_site = site_name(m, code, (struct hm_alloc_obj *)o);
+	x->alloc_base = o->base;
+	x->alloc_size = o->size;
+	if (x->s.tid == o->tid && x->s.time <= o->t_alloc)
+		name_untyped(m, x, o, line_size, 1);
+	else if (outside(x, o))
+		name_untyped(m, x, o, line_size, 0);
+	else if (!name_typed(m, x, o, line_size) &&
+		 (x->method == HM_M_UNKNOWN || !x->field || !x->type ||
+		  !hm_type_is_aggregate(hm_type_strip(x->type))))
+		name_untyped(m, x, o, line_size, 0);
+}
+
 void hm_alloc_name(struct hm_alloc_map *m, struct hm_code *code, struct hm_access *acc,
 		   size_t n, uint32_t line_size)
 {
@@ -540,26 +563,7 @@ void hm_alloc_name(struct hm_alloc_map *m, struct hm_code *code, struct hm_acces
 	}
 	if (!sorted)	/* a streamed batch comes in time order already (load.c) */
 		hm_sort(k, n, sizeof(*k), cmp_tkey);
-	for (size_t j = 0; j < n; j++) {
-		struct hm_access *x = &acc[k[j].i];
-		const struct hm_alloc_obj *o;
-
-		if (!x->s.addr || x->s.kernel || x->method == HM_M_GLOBAL || x->method == HM_M_TLS ||
-		    x->method == HM_M_STACK)
-			continue;
-		if (!(o = hm_alloc_map_find(m, x->s.pid, x->s.addr, x->s.time)))
-			continue;
-		x->alloc_site = site_name(m, code, (struct hm_alloc_obj *)o);
-		x->alloc_base = o->base;
-		x->alloc_size = o->size;
-		if (x->s.tid == o->tid && x->s.time <= o->t_alloc)
-			name_untyped(m, x, o, line_size, 1);
-		else if (outside(x, o))
-			name_untyped(m, x, o, line_size, 0);
-		else if (!name_typed(m, x, o, line_size) &&
-			 (x->method == HM_M_UNKNOWN || !x->field || !x->type ||
-			  !hm_type_is_aggregate(hm_type_strip(x->type))))
-			name_untyped(m, x, o, line_size, 0);
-	}
+	for (size_t j = 0; j < n; j++)
+		hm_alloc_name_one(m, code, &acc[k[j].i], line_size);
 	free(k);
 }

@@ -57,5 +57,9 @@ const struct hm_alloc_obj *hm_alloc_map_find(struct hm_alloc_map *m, uint32_t pi
  * element and the site. Strings live as long as m. line_size: for the offset in line. */
 void hm_alloc_name(struct hm_alloc_map *m, struct hm_code *code, struct hm_access *acc,
 		   size_t n, uint32_t line_size);
+/* The same for one access, for a caller that holds its accesses in time order by other
+ * means (a batch's sorted keys): ask in time order, as hm_alloc_name does. */
+void hm_alloc_name_one(struct hm_alloc_map *m, struct hm_code *code, struct hm_access *x,
+		       uint32_t line_size);
 
 #endif

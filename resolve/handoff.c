@@ -13,6 +13,8 @@
 struct slot {
 	struct hm_access *acc;
 	size_t n;
+	const struct hm_access *src;	/* a gathered batch: src[k[i].idx], i < n; else NULL */
+	const struct hm_okey *k;
 };
 
 struct hm_handoff {
@@ -20,13 +22,33 @@ struct hm_handoff {
 	pthread_mutex_t mu;
 	pthread_cond_t filled, freed;
 	struct slot slot[MAX_SLOTS];
-	struct hm_access *all;		/* the slots' accesses */
+	struct hm_access *all;		/* the slots' accesses, made on first use */
+	struct hm_access *own;		/* the consumer's chunk of a gathered batch */
 	size_t nslots;
 	size_t head, tail;	/* next to fill, next to consume: tail <= head <= tail + nslots */
 	int ending, failed;
 	hm_handoff_fn fn;
 	void *arg;
 };
+
+/* A gathered batch to fn in chunks, as the producer would have handed it on */
+static int gather(struct hm_handoff *h, const struct slot *s)
+{
+	if (!h->own && !(h->own = malloc(HM_HANDOFF_CHUNK * sizeof(*h->own))))
+		return -1;
+	for (size_t i = 0; i < s->n; i += HM_HANDOFF_CHUNK) {
+		size_t m = s->n - i < HM_HANDOFF_CHUNK ? s->n - i : HM_HANDOFF_CHUNK;
+
+		for (size_t x = 0; x < m; x++) {
+			if (i + x + 8 < s->n)	/* the keys are in time, not batch, order */
+				__builtin_prefetch(&s->src[s->k[i + x + 8].idx]);
+			h->own[x] = s->src[s->k[i + x].idx];
+		}
+		if (h->fn(h->own, m, h->arg))
+			return -1;
+	}
+	return 0;
+}
 
 static void *consume(void *p)
 {
@@ -43,12 +65,12 @@ static void *consume(void *p)
 
 		pthread_mutex_unlock(&h->mu);
 		/* after a failure the rest is dropped, as the one-thread read stops there */
-		if (!failed && h->fn(s->acc, s->n, h->arg))
+		if (!failed && (s->src ? gather(h, s) : h->fn(s->acc, s->n, h->arg)))
 			failed = 1;
 		pthread_mutex_lock(&h->mu);
 		h->failed |= failed;
 		h->tail++;
-		pthread_cond_signal(&h->freed);
+		pthread_cond_broadcast(&h->freed);
 	}
 	pthread_mutex_unlock(&h->mu);
 	return NULL;
@@ -57,17 +79,11 @@ static void *consume(void *p)
 struct hm_handoff *hm_handoff_start(size_t batch, hm_handoff_fn fn, void *arg)
 {
 	struct hm_handoff *h = calloc(1, sizeof(*h));
-	size_t i, want = (batch / 2 + HM_HANDOFF_CHUNK - 1) / HM_HANDOFF_CHUNK;
+	size_t want = (batch / 2 + HM_HANDOFF_CHUNK - 1) / HM_HANDOFF_CHUNK;
 
 	if (!h)
 		return NULL;
 	h->nslots = want < 2 ? 2 : want > MAX_SLOTS ? MAX_SLOTS : want;
-	/* one array for all slots: big enough for 2 MB pages */
-	if (!(h->all = malloc(h->nslots * HM_HANDOFF_CHUNK * sizeof(struct hm_access))))
-		goto fail;
-	hm_huge_hint(h->all, h->nslots * HM_HANDOFF_CHUNK * sizeof(struct hm_access));
-	for (i = 0; i < h->nslots; i++)
-		h->slot[i].acc = h->all + i * HM_HANDOFF_CHUNK;
 	h->fn = fn;
 	h->arg = arg;
 	pthread_mutex_init(&h->mu, NULL);
@@ -78,13 +94,12 @@ struct hm_handoff *hm_handoff_start(size_t batch, hm_handoff_fn fn, void *arg)
 	pthread_mutex_destroy(&h->mu);
 	pthread_cond_destroy(&h->filled);
 	pthread_cond_destroy(&h->freed);
-fail:
-	free(h->all);
 	free(h);
 	return NULL;
 }
 
-struct hm_access *hm_handoff_slot(struct hm_handoff *h)
+/* Waits for a free slot; 0 when there is one, -1 when fn has failed. */
+static int wait_free(struct hm_handoff *h)
 {
 	int failed;
 
@@ -93,17 +108,70 @@ struct hm_access *hm_handoff_slot(struct hm_handoff *h)
 		pthread_cond_wait(&h->freed, &h->mu);
 	failed = h->failed;
 	pthread_mutex_unlock(&h->mu);
-	/* the slot is the producer's until head moves past it */
-	return failed ? NULL : h->slot[h->head % h->nslots].acc;
+	return failed ? -1 : 0;
 }
 
-void hm_handoff_commit(struct hm_handoff *h, size_t n)
+struct hm_access *hm_handoff_slot(struct hm_handoff *h)
 {
-	h->slot[h->head % h->nslots].n = n;
+	size_t bytes = h->nslots * HM_HANDOFF_CHUNK * sizeof(struct hm_access);
+
+	if (!h->all) {	/* one array for all slots: big enough for 2 MB pages */
+		if (!(h->all = malloc(bytes)))
+			return NULL;
+		hm_huge_hint(h->all, bytes);
+		for (size_t i = 0; i < h->nslots; i++)
+			h->slot[i].acc = h->all + i * HM_HANDOFF_CHUNK;
+	}
+	if (wait_free(h))
+		return NULL;
+	/* the slot is the producer's until head moves past it */
+	return h->slot[h->head % h->nslots].acc;
+}
+
+static void post(struct hm_handoff *h)
+{
 	pthread_mutex_lock(&h->mu);
 	h->head++;
 	pthread_cond_signal(&h->filled);
 	pthread_mutex_unlock(&h->mu);
+}
+
+void hm_handoff_commit(struct hm_handoff *h, size_t n)
+{
+	struct slot *s = &h->slot[h->head % h->nslots];
+
+	s->n = n;
+	s->src = NULL;
+	post(h);
+}
+
+int hm_handoff_gather(struct hm_handoff *h, const struct hm_access *acc,
+		      const struct hm_okey *k, size_t n)
+{
+	struct slot *s;
+
+	if (!n)
+		return 0;
+	if (wait_free(h))
+		return -1;
+	s = &h->slot[h->head % h->nslots];
+	s->src = acc;
+	s->k = k;
+	s->n = n;
+	post(h);
+	return 0;
+}
+
+int hm_handoff_idle(struct hm_handoff *h)
+{
+	int failed;
+
+	pthread_mutex_lock(&h->mu);
+	while (h->tail != h->head && !h->failed)
+		pthread_cond_wait(&h->freed, &h->mu);
+	failed = h->failed;
+	pthread_mutex_unlock(&h->mu);
+	return failed ? -1 : 0;
 }
 
 int hm_handoff_copy(struct hm_handoff *h, const struct hm_access *acc, size_t n)
@@ -136,6 +204,7 @@ int hm_handoff_end(struct hm_handoff *h)
 	pthread_cond_destroy(&h->filled);
 	pthread_cond_destroy(&h->freed);
 	free(h->all);
+	free(h->own);
 	free(h);
 	return failed ? -1 : 0;
 }

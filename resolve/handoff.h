@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "resolve/order.h"
 #include "symbolize/access.h"
 
 #define HM_HANDOFF_CHUNK 8192	/* accesses a slot holds: 1.5 MB */
@@ -30,6 +31,13 @@ struct hm_handoff *hm_handoff_start(size_t batch, hm_handoff_fn fn, void *arg);
  * the read should stop. Then commit hands its first n (1 to HM_HANDOFF_CHUNK) on. */
 struct hm_access *hm_handoff_slot(struct hm_handoff *h);
 void hm_handoff_commit(struct hm_handoff *h, size_t n);
+/* Hands on acc[k[i].idx] for i < n without copying them here: the consumer's thread
+ * gathers them, in chunks as hm_handoff_slot's. acc and k are the consumer's to read
+ * until hm_handoff_idle returns: the producer may only read them. -1 when fn has failed. */
+int hm_handoff_gather(struct hm_handoff *h, const struct hm_access *acc,
+		      const struct hm_okey *k, size_t n);
+/* Waits until the consumer has finished everything handed on; -1 when fn has failed. */
+int hm_handoff_idle(struct hm_handoff *h);
 /* Hands on a copy of acc[0..n) in as many slots as it takes; -1 when fn has failed. */
 int hm_handoff_copy(struct hm_handoff *h, const struct hm_access *acc, size_t n);
 /* Waits for the consumer to finish what it was given and ends its thread; -1 when fn

@@ -9,6 +9,7 @@
 struct hm_recording {
 	const char *path;
 	struct hm_access *acc;		/* malloc'd; strings owned by resolver */
+	struct hm_access *spare;	/* streamed: the batch's other array, or NULL */
 	size_t n;			/* streamed: the last batch's */
 	size_t total;			/* accesses kept, every batch */
 	uint64_t lost;			/* LOST and LOST_SAMPLES records */

@@ -263,8 +263,8 @@ void hm_order_free(struct hm_order *o)
 	free(o);
 }
 
-void hm_order_compact(struct hm_order *o, struct hm_access *acc, const struct hm_okey *k,
-		      size_t n, size_t cut)
+void hm_order_compact(struct hm_order *o, struct hm_access *dst, const struct hm_access *src,
+		      const struct hm_okey *k, size_t n, size_t cut)
 {
 	size_t j = 0;
 
@@ -274,8 +274,8 @@ void hm_order_compact(struct hm_order *o, struct hm_access *acc, const struct hm
 	for (size_t p = 0; p < n; p++) {
 		if (o->gone[p / 8] & (1u << (p % 8)))
 			continue;
-		if (j != p)
-			acc[j] = acc[p];
+		if (dst + j != src + p)
+			dst[j] = src[p];
 		j++;
 	}
 }

@@ -33,11 +33,12 @@ size_t hm_order_cut(struct hm_order *o, const struct hm_okey *k, size_t n, int f
 /* Puts acc in the order of k (acc[i] becomes the old acc[k[i].idx]) in place; k's
  * indices are used up. */
 void hm_order_permute(struct hm_access *acc, struct hm_okey *k, size_t n);
-/* After k[0..cut) went on: the other n - cut accesses moved to the front of acc in their
- * order in the batch. Not time order, but the next sort puts them where it would put
- * them in time order: keys are (time, position), and both orders rank the rest's equal
- * times alike and before every access read later. */
-void hm_order_compact(struct hm_order *o, struct hm_access *acc, const struct hm_okey *k,
-		      size_t n, size_t cut);
+/* After k[0..cut) of src went on: the other n - cut accesses moved to the front of dst
+ * (src itself, or another batch's array) in their order in the batch. Not time order,
+ * but the next sort puts them where it would put them in time order: keys are (time,
+ * position), and both orders rank the rest's equal times alike and before every access
+ * read later. */
+void hm_order_compact(struct hm_order *o, struct hm_access *dst, const struct hm_access *src,
+		      const struct hm_okey *k, size_t n, size_t cut);
 
 #endif

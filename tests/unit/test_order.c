@@ -134,6 +134,45 @@ static void test_random_batches_of_every_shape(void **state)
 	}
 }
 
+/* After a cut, the rest goes to the front of the same array or of another one, in its
+ * order in the batch, and the source array is only read when they differ. */
+static void test_compact_keeps_the_rest_in_batch_order(void **state)
+{
+	size_t n = 5000;
+	struct hm_access *acc = batch(n, 7, 1000, 50, 1), *copy = malloc(n * sizeof(*copy));
+	struct hm_access *other = calloc(n, sizeof(*other));
+	struct hm_order *o = hm_order_new(n);
+	struct hm_okey *k;
+	size_t cut = n / 3, j = 0;
+	uint8_t *gone = calloc(n, 1);
+
+	(void)state;
+	assert_non_null(copy);
+	assert_non_null(other);
+	assert_non_null(o);
+	assert_non_null(gone);
+	for (size_t i = 0; i < n; i++)
+		acc[i].s.ip = i;	/* each access's batch position */
+	memcpy(copy, acc, n * sizeof(*acc));
+	k = hm_order_sort(o, acc, n);
+	for (size_t i = 0; i < cut; i++)
+		gone[k[i].idx] = 1;
+	hm_order_compact(o, other, acc, k, n, cut);
+	assert_memory_equal(acc, copy, n * sizeof(*acc));	/* read only */
+	for (size_t p = 0; p < n; p++)
+		if (!gone[p])
+			assert_int_equal(other[j++].s.ip, p);
+	assert_int_equal(j, n - cut);
+	hm_order_compact(o, acc, acc, k, n, cut);	/* in place: the same */
+	for (size_t i = 0; i < n - cut; i++)
+		assert_int_equal(acc[i].s.ip, other[i].s.ip);
+	hm_order_free(o);
+	free(gone);
+	free(other);
+	free(copy);
+	free(acc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_equal_times_keep_batch_order),
 		cmocka_unit_test(test_wide_spans_fall_back_to_two_fields),
 		cmocka_unit_test(test_random_batches_of_every_shape),
+		cmocka_unit_test(test_compact_keeps_the_rest_in_batch_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
  * tests/e2e/perfdata.sh to hand to perf script. */
 #include <sys/wait.h>
 
+#include "core/perfdata_int.h"
 #include "tests/unit/perfdata_util.h"
 
 static void check_full_sample(const struct hm_perf_event *ev)
@@ -461,6 +462,26 @@ static void test_to_sample_fills_hm_sample(void **state)
 	assert_int_equal(s.weight, 10007);
 }
 
+/* A sample's fields its attr does not record read as zero, whatever the struct held
+ * (the decoder zeroes it in pieces: core/perfdata_sample.c). */
+static void test_decode_zeroes_every_field_not_recorded(void **state)
+{
+	struct hm_perf_attr pa;
+	struct hm_perf_sample s, want;
+	uint64_t rec[2] = {0, 0x401234};
+	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(rec)};
+
+	(void)state;
+	memset(&pa, 0, sizeof(pa));
+	pa.attr.sample_type = PERF_SAMPLE_IP;
+	memcpy(rec, &h, sizeof(h));
+	memset(&s, 0xab, sizeof(s));
+	memset(&want, 0, sizeof(want));
+	want.ip = 0x401234;
+	assert_int_equal(hm_pd_decode_sample(&pa, (const uint8_t *)rec, sizeof(rec), &s), 0);
+	assert_memory_equal(&s, &want, sizeof(s));
+}
+
 static void test_default_event_names_follow_perf(void **state)
 {
 	struct perf_event_attr a;
@@ -574,6 +595,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_write_raw_appends_kernel_records),
 		cmocka_unit_test(test_to_sample_fills_hm_sample),
 		cmocka_unit_test(test_default_event_names_follow_perf),
+		cmocka_unit_test(test_decode_zeroes_every_field_not_recorded),
 	};
 
 	if (argc >= 3 && !strcmp(argv[1], "--write"))

@@ -1,6 +1,7 @@
 /* PERF_RECORD_SAMPLE bodies and sample_id_all trailers, both directions. The field order is
  * the kernel's (perf_output_sample in kernel/events/core.c), which the uapi header documents. */
 #include "core/perfdata_int.h"
+#include "core/zero.h"
 
 #define ST(bit) (t & PERF_SAMPLE_##bit)
 
@@ -168,26 +169,13 @@ static void decode_tail(const struct perf_event_attr *a, struct hm_pcur *c,
 	}
 }
 
-/* memset in 64-byte pieces: gcc -O2 makes one 352-byte memset a `rep stos`, whose start
- * cost was two fifths of this decoder's time on a large report (perf annotate); the
- * pieces are a loop of 16-byte stores. */
-static inline void zero(void *p, size_t n)
-{
-	char *c = p;
-	size_t o = 0;
-
-	for (; o + 64 <= n; o += 64)
-		memset(c + o, 0, 64);
-	memset(c + o, 0, n - o);
-}
-
 int hm_pd_decode_sample(const struct hm_perf_attr *pa, const uint8_t *rec, size_t size,
 			struct hm_perf_sample *s)
 {
 	const struct perf_event_attr *a = &pa->attr;
 	struct hm_pcur c;
 
-	zero(s, sizeof(*s));
+	hm_zero(s, sizeof(*s));	/* not one rep stos: core/zero.h */
 	if (a->sample_type & ~(uint64_t)(PERF_SAMPLE_MAX - 1))
 		return -2;
 	hm_pcur_init(&c, rec + sizeof(struct perf_event_header),

@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 
 #include "core/oom.h"
+#include "core/zero.h"
 
 int hm_resolver_open(const struct hm_resolve_opts *o, struct hm_resolver **out,
 		     struct hm_err *err)
@@ -470,8 +471,8 @@ void hm_resolver_sample(struct hm_resolver *r, const struct hm_perf_event *ev,
 	int before = 0, member;
 	uint8_t key;
 
-	memset(out, 0, sizeof(*out));
-	memset(&r->obj, 0, sizeof(r->obj));
+	hm_zero(out, sizeof(*out));	/* not a rep stos each: core/zero.h */
+	hm_zero(&r->obj, sizeof(r->obj));
 	r->smemo_single = NULL;
 	hm_perfdata_to_sample(ev, src, &out->s);
 	r->st.samples++;

@@ -186,6 +186,8 @@ static size_t enclose(struct hm_recording *rec, size_t cap)
 	}
 	if (!out)
 		return n;
+	if (rec->order)
+		hm_order_moved(rec->order);	/* positions shifted */
 	if (rec->batch) {	/* the batch's arrays are of its size, which m fits */
 		memcpy(rec->acc, out, m * sizeof(*out));
 		free(out);
@@ -300,6 +302,7 @@ static int flush_ordered(struct hm_recording *rec, int final)
 		return 0;
 	}
 	hm_order_permute(rec->acc, k, n);
+	hm_order_moved(o);
 	cut = hm_order_cut(o, k, n, final);
 	name_cut(rec, rec->acc, cut);
 	if (cut && rec->prep)
@@ -374,7 +377,7 @@ static int read_samples(struct hm_recording *rec, int stream,
 			if (keep && !keep(x, ctx))
 				rec->n--;
 			else if (rec->order)
-				hm_order_note(rec->order, x);
+				hm_order_note(rec->order, x, rec->n - 1);
 		}
 	}
 	if (rc >= 0 && rec->order && rec->n && flush_ordered(rec, 1))

@@ -13,6 +13,8 @@ struct hm_order {
 	struct hm_arena ar;
 	struct hm_okey *keys, *tmp;	/* tmp: hm_order_sort's merge arrays (2 words a key) */
 	uint8_t *gone;			/* hm_order_compact: a bit per position gone on */
+	uint64_t *times;		/* times[i]: the batch's access i's, for i < tn */
+	size_t tn;
 	uint64_t seen[2], *seen_t[2];	/* note_ring's last thread and CPU ring (0: none) */
 };
 
@@ -128,9 +130,11 @@ struct hm_okey *hm_order_sort(struct hm_order *o, const struct hm_access *acc, s
 	unsigned ib = 1, bits, merges = 0;
 	size_t runs;
 
-	/* the accesses' times, read once: each is on a line of its own (a batch is 50 MB) */
+	/* the accesses' times, as noted while they were hot; or read once more from the
+	 * batch, where each is on a line of its own (a batch is 50 MB): three quarters of
+	 * this sort's time was that loop's cache misses */
 	for (size_t i = 0; i < n; i++) {	/* o->tmp holds 2n words: both sorts' arrays */
-		uint64_t t = a[i] = acc[i].s.time;
+		uint64_t t = a[i] = o->tn == n ? o->times[i] : acc[i].s.time;
 
 		tmin = t < tmin ? t : tmin;
 		tmax = t > tmax ? t : tmax;
@@ -183,8 +187,10 @@ static uint64_t watermark(const struct hm_order *o)
 	return w;
 }
 
-void hm_order_note(struct hm_order *o, const struct hm_access *x)
+void hm_order_note(struct hm_order *o, const struct hm_access *x, size_t pos)
 {
+	if (pos == o->tn)
+		o->times[o->tn++] = x->s.time;
 	note_ring(o, 0, 1ull << 63 | (uint64_t)x->s.pid << 32 | x->s.tid, x->s.time);
 	note_ring(o, 1, 1ull << 62 | x->s.cpu, x->s.time);
 }
@@ -241,6 +247,7 @@ struct hm_order *hm_order_new(size_t cap)
 	struct hm_order *o = calloc(1, sizeof(*o));
 
 	if (!o || !(o->keys = malloc(cap * sizeof(*o->keys))) ||
+	    !(o->times = malloc(cap * sizeof(*o->times))) ||
 	    !(o->tmp = malloc(cap * sizeof(*o->tmp))) || !(o->gone = malloc((cap + 7) / 8))) {
 		hm_order_free(o);
 		return NULL;
@@ -251,12 +258,18 @@ struct hm_order *hm_order_new(size_t cap)
 	return o;
 }
 
+void hm_order_moved(struct hm_order *o)
+{
+	o->tn = 0;
+}
+
 void hm_order_free(struct hm_order *o)
 {
 	if (!o)
 		return;
 	hm_map64_free(&o->last);
 	hm_arena_free(&o->ar);
+	free(o->times);
 	free(o->keys);
 	free(o->tmp);
 	free(o->gone);
@@ -268,6 +281,8 @@ void hm_order_compact(struct hm_order *o, struct hm_access *dst, const struct hm
 {
 	size_t j = 0;
 
+	int times = o->tn == n;
+
 	memset(o->gone, 0, (n + 7) / 8);
 	for (size_t i = 0; i < cut; i++)
 		o->gone[k[i].idx / 8] |= (uint8_t)(1u << (k[i].idx % 8));
@@ -276,6 +291,9 @@ void hm_order_compact(struct hm_order *o, struct hm_access *dst, const struct hm
 			continue;
 		if (dst + j != src + p)
 			dst[j] = src[p];
+		if (times)
+			o->times[j] = o->times[p];
 		j++;
 	}
+	o->tn = times ? j : 0;
 }

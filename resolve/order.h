@@ -23,8 +23,13 @@ struct hm_order;
 /* For batches of at most cap accesses; NULL when out of memory. */
 struct hm_order *hm_order_new(size_t cap);
 void hm_order_free(struct hm_order *o);
-/* The rings x came from (its thread, its CPU) have reached x's time. */
-void hm_order_note(struct hm_order *o, const struct hm_access *x);
+/* The rings x came from (its thread, its CPU) have reached x's time; x is the batch's
+ * access at pos, whose time the next sort takes from here (while every access from 0 on
+ * was noted in turn) instead of from the batch. */
+void hm_order_note(struct hm_order *o, const struct hm_access *x, size_t pos);
+/* The batch's accesses moved or were split other than by hm_order_compact: the next sort
+ * reads their times from the batch. */
+void hm_order_moved(struct hm_order *o);
 /* The n accesses' keys in time order (an array of o's, valid until the next sort). */
 struct hm_okey *hm_order_sort(struct hm_order *o, const struct hm_access *acc, size_t n);
 /* How many of the sorted keys k go on now: those up to the latest time every ring has

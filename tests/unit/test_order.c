@@ -173,6 +173,41 @@ static void test_compact_keeps_the_rest_in_batch_order(void **state)
 	free(acc);
 }
 
+/* Times noted as the accesses come are what the sort uses, through a compaction and the
+ * next accesses; once the batch moved (hm_order_moved), the batch's own are read. */
+static void test_noted_times_are_sorted_until_the_batch_moves(void **state)
+{
+	size_t n = 3000, cut = 1000, more = 500;
+	struct hm_access *acc = batch(n, 5, 1000, 40, 0);
+	struct hm_order *o = hm_order_new(n);
+	struct hm_okey *k;
+	uint64_t prev;
+
+	(void)state;
+	assert_non_null(o);
+	for (size_t i = 0; i < n; i++) {
+		hm_order_note(o, &acc[i], i);
+		acc[i].s.time = 0;	/* only the noted times say the order */
+	}
+	k = hm_order_sort(o, acc, n);
+	for (size_t i = 1; i < n; i++)
+		assert_true(k[i].time >= k[i - 1].time && k[i].time > 0);
+	prev = k[cut - 1].time;
+	hm_order_compact(o, acc, acc, k, n, cut);
+	for (size_t i = 0; i < more; i++) {	/* the next accesses, after the rest */
+		acc[n - cut + i].s.time = 0;
+		hm_order_note(o, &(struct hm_access){.s.time = prev + 1 + i}, n - cut + i);
+	}
+	k = hm_order_sort(o, acc, n - cut + more);
+	for (size_t i = 1; i < n - cut + more; i++)
+		assert_true(k[i].time >= k[i - 1].time && k[i].time >= prev);
+	hm_order_moved(o);
+	k = hm_order_sort(o, acc, n - cut + more);
+	assert_int_equal(k[n - cut + more - 1].time, 0);	/* the batch's zeros */
+	hm_order_free(o);
+	free(acc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_wide_spans_fall_back_to_two_fields),
 		cmocka_unit_test(test_random_batches_of_every_shape),
 		cmocka_unit_test(test_compact_keeps_the_rest_in_batch_order),
+		cmocka_unit_test(test_noted_times_are_sorted_until_the_batch_moves),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

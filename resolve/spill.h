@@ -1,8 +1,10 @@
 /* whatif's spill (cli/whatif.c): the first streamed read's accesses, kept in an unlinked
  * file in $TMPDIR as they go by, so that the replay reads them back instead of resolving
  * every sample again. Each access is stored as the 8-byte words in which it differs from
- * the one before (a mask, then those words): a run of one site's samples differs in its
- * time, thread and address, so a 192-byte access takes about 40 bytes, and the kernel
+ * the last access of its thread's slot (one of 8, by thread id; a mask, then those words):
+ * threads' accesses come interleaved in time order, and a run of one thread's samples
+ * differs in its time and address, so a 192-byte access takes about 36 bytes (85 against
+ * the last access of any thread, on a two-thread false-sharing recording), and the kernel
  * copies a fifth of what a whole-struct spill made it copy (a quarter of whatif's time).
  * Reads give back the exact bytes written. */
 #ifndef HM_SPILL_H

@@ -1,5 +1,6 @@
 /* resolve/spill.c: whatif's spill gives back the exact bytes of every access written,
- * stored as the words that differ from the access before: runs of near-equal accesses,
+ * stored as the words that differ from the last access of its thread's slot: runs of
+ * near-equal accesses of threads that interleave,
  * accesses that differ everywhere, reads in chunks of odd sizes, a second read (the
  * PMU replay reads its after side twice), and no writing once read. */
 #include <setjmp.h>

@@ -230,6 +230,15 @@ static int gather_cut(struct hm_recording *rec, const struct hm_okey *k, size_t 
 	return 0;
 }
 
+/* A streamed batch's array: 2 MB pages where the kernel allows (core/huge.h). */
+static struct hm_access *batch_array(size_t n)
+{
+	struct hm_access *a = malloc(n * sizeof(*a));
+
+	hm_huge_hint(a, n * sizeof(*a));
+	return a;
+}
+
 /* With flush on its own thread and no prep (which wants the cut as an array): the cut is
  * named where it lies in the batch, in time order as name_cut would, and handed on
  * uncopied; the flush's thread gathers it while this one reads on into the batch's
@@ -237,24 +246,13 @@ static int gather_cut(struct hm_recording *rec, const struct hm_okey *k, size_t 
  * (a cache miss for each 192-byte access). */
 #define AHEAD 8
 
-static int flush_gathered(struct hm_recording *rec, int final)
+static int hand_gathered(struct hm_recording *rec, const struct hm_okey *k, size_t n,
+			 size_t cut, int final)
 {
-	struct hm_order *o = rec->order;
 	struct hm_access *next;
-	struct hm_okey *k;
-	size_t n, cut;
 
-	/* the keys and the other array are free once the last cut is gathered */
-	if (hm_handoff_idle(rec->handoff))
-		return -1;
-	n = enclose(rec, rec->batch);
-	k = hm_order_sort(o, rec->acc, n);
-	cut = hm_order_cut(o, k, n, final);
-	if (!final && !rec->spare) {	/* reading goes on there */
-		if (!(rec->spare = malloc(rec->batch * sizeof(*rec->spare))))
-			return -1;
-		hm_huge_hint(rec->spare, rec->batch * sizeof(*rec->spare));
-	}
+	if (!final && !rec->spare && !(rec->spare = batch_array(rec->batch)))
+		return -1;	/* reading goes on there */
 	for (size_t i = 0; i < cut; i++) {
 		struct hm_access *x = &rec->acc[k[i].idx];
 
@@ -271,11 +269,9 @@ static int flush_gathered(struct hm_recording *rec, int final)
 	}
 	if (hm_handoff_gather(rec->handoff, rec->acc, k, cut))
 		return -1;
-	rec->total += cut;
-	rec->n = n - cut;
 	if (final)
 		return 0;
-	hm_order_compact(o, rec->spare, rec->acc, k, n, cut);
+	hm_order_compact(rec->order, rec->spare, rec->acc, k, n, cut);
 	next = rec->spare;
 	rec->spare = rec->acc;
 	rec->acc = next;
@@ -286,16 +282,18 @@ static int flush_gathered(struct hm_recording *rec, int final)
 static int flush_ordered(struct hm_recording *rec, int final)
 {
 	struct hm_order *o = rec->order;
+	int gathered = rec->handoff && !rec->prep;
 	struct hm_okey *k;
-	size_t n = rec->n, cut;
+	size_t n, cut;
 
-	if (rec->handoff && !rec->prep)
-		return flush_gathered(rec, final);
+	/* gathered: the keys and the other array are free once the last cut is gathered */
+	if (gathered && hm_handoff_idle(rec->handoff))
+		return -1;
 	n = enclose(rec, rec->batch);
 	k = hm_order_sort(o, rec->acc, n);
+	cut = hm_order_cut(o, k, n, final);	/* from the keys' times alone */
 	if (rec->handoff) {
-		cut = hm_order_cut(o, k, n, final);
-		if (gather_cut(rec, k, n, cut))
+		if (gathered ? hand_gathered(rec, k, n, cut, final) : gather_cut(rec, k, n, cut))
 			return -1;
 		rec->total += cut;
 		rec->n = n - cut;
@@ -303,7 +301,6 @@ static int flush_ordered(struct hm_recording *rec, int final)
 	}
 	hm_order_permute(rec->acc, k, n);
 	hm_order_moved(o);
-	cut = hm_order_cut(o, k, n, final);
 	name_cut(rec, rec->acc, cut);
 	if (cut && rec->prep)
 		rec->prep(rec->acc, cut, rec->flush_arg);
@@ -321,10 +318,8 @@ static struct hm_access *push(struct hm_recording *rec, size_t *cap)
 		return NULL;
 	if (rec->batch && !*cap) {
 		*cap = rec->batch;
-		rec->acc = malloc(*cap * sizeof(*rec->acc));
-		if (!rec->acc || !(rec->order = hm_order_new(*cap)))
+		if (!(rec->acc = batch_array(*cap)) || !(rec->order = hm_order_new(*cap)))
 			return NULL;
-		hm_huge_hint(rec->acc, *cap * sizeof(*rec->acc));
 	}
 	if (rec->n == *cap) {
 		*cap = *cap ? *cap * 2 : 4096;

@@ -280,8 +280,7 @@ void hm_order_compact(struct hm_order *o, struct hm_access *dst, const struct hm
 		      const struct hm_okey *k, size_t n, size_t cut)
 {
 	size_t j = 0;
-
-	int times = o->tn == n;
+	int times = o->tn == n;	/* noted times follow their accesses */
 
 	memset(o->gone, 0, (n + 7) / 8);
 	for (size_t i = 0; i < cut; i++)

@@ -361,9 +361,9 @@ def check_locals(check, a, name):
     # one live at the sample's pc. How many samples land on the other one's instructions
     # is chance, so they are shown with llvm-dwarfdump's evidence and left out of the
     # ratio: three samples on jbd2_journal_stop's zeroing of __dummy2 failed orphan's
-    # check in CI once (81 of 91). What remains must still agree 9 times in 10 (one workload may have
-    # a slot reuse DWARF does not show as two variables), from LOCALS_MIN accesses on,
-    # and on all workloads pooled (check_total).
+    # check in CI once (81 of 91). What remains must still agree 9 times in 10 (one
+    # workload may have a slot reuse DWARF does not show as two variables), from
+    # LOCALS_MIN accesses on, and on all workloads pooled (check_total).
     if reused:
         print("# %s: %d guest local(s) on a frame slot DWARF gives two variables, left out: %s"
               % (name, sum(reused.values()),

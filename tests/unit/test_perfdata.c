@@ -462,19 +462,15 @@ static void test_to_sample_fills_hm_sample(void **state)
 	assert_int_equal(s.weight, 10007);
 }
 
-/* A sample's fields its attr does not record read as zero, whatever the struct held
- * (the decoder zeroes it in pieces: core/perfdata_sample.c). */
+/* Fields the attr does not record read as zero, whatever the struct held (core/zero.h). */
 static void test_decode_zeroes_every_field_not_recorded(void **state)
 {
-	struct hm_perf_attr pa;
+	struct hm_perf_attr pa = {.attr.sample_type = PERF_SAMPLE_IP};
 	struct hm_perf_sample s, want;
-	uint64_t rec[2] = {0, 0x401234};
-	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(rec)};
+	uint64_t rec[2] = {PERF_RECORD_SAMPLE | (uint64_t)PERF_RECORD_MISC_USER << 32 |
+			   (uint64_t)16 << 48, 0x401234};	/* header (type, misc, size), ip */
 
 	(void)state;
-	memset(&pa, 0, sizeof(pa));
-	pa.attr.sample_type = PERF_SAMPLE_IP;
-	memcpy(rec, &h, sizeof(h));
 	memset(&s, 0xab, sizeof(s));
 	memset(&want, 0, sizeof(want));
 	want.ip = 0x401234;

@@ -1,12 +1,12 @@
 # hitmap build. `make` builds ./hitmap; see README.md for the other targets.
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS    := libdw libelf capstone libbpf zlib
+PKGS    := libdw libelf capstone libbpf libdeflate
 CFLAGS  ?= -O2 -g
 # Kept apart from CFLAGS so that `make CFLAGS=...` (the asan build) keeps them.
 HM_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # -lstdc++: the C++ ABI's demangler (__cxa_demangle) for C++ function names.
-HM_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf -lz) -lpfm -lm -lstdc++
+HM_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ldw -lelf -lcapstone -lbpf -ldeflate) -lpfm -lm -lstdc++
 BUILD   ?= build
 
 LIB_SRCS  := $(sort $(wildcard core/*.c collectors/*.c symbolize/*.c resolve/*.c analyzer/*.c render/*.c))
@@ -52,7 +52,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_BINS:=.d) $(TOOL_BINS:=.d)
 
 # Installs what the build and the tests need on a fresh Debian 12 machine, only when missing.
-DEB_PKGS := build-essential pkg-config libdw-dev libelf-dev zlib1g-dev libcapstone-dev libpfm4-dev \
+DEB_PKGS := build-essential pkg-config libdw-dev libelf-dev libdeflate-dev libcapstone-dev libpfm4-dev \
             libbpf-dev libcmocka-dev libdebuginfod-dev linux-perf dwarves python3 clang \
             libclang-rt-14-dev dwz chromium python3-jsonschema
 deps:

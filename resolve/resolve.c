@@ -85,6 +85,8 @@ void hm_resolver_features(struct hm_resolver *r, const struct hm_perf_features *
 		if (b->filename && b->size)
 			hm_code_add_build_id(r->code, b->filename, b->id, b->size);
 	}
+	/* the files the samples hit: their indexes are built while the maps pass reads */
+	hm_data_warm(r->data, NULL, f->build_ids, f->nr_build_ids);
 	r->smemo_gen++;
 	/* a copy: the reader's bytes go with it, the kernel is set up at the first sample */
 	free(r->kslab);

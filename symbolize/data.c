@@ -40,6 +40,7 @@ void hm_data_close(struct hm_data *d)
 {
 	if (!d)
 		return;
+	data_warm_end(d);
 	data_slab_free(d);	/* module BTF layouts borrow the kernel's: first */
 	for (struct data_mod *m = d->mod_list; m; m = m->next) {
 		hm_ti_close(m->ti);
@@ -200,6 +201,7 @@ static void mod_open(struct hm_data *d, struct data_mod *m)
 		return;
 	}
 	m->ti->lay = m->lay;
+	m->ti->warm = &d->warm;
 	data_mod_syms(m);
 }
 

@@ -15,10 +15,19 @@
 #include "symbolize/decode.h"
 #include "symbolize/layout.h"
 
+struct hm_perf_build_id;
+
 struct hm_data;
 
 int hm_data_open(struct hm_data **out, struct hm_err *err);
 void hm_data_close(struct hm_data *d);
+/* Starts building, on a thread of its own, the subprogram and variable indexes of the
+ * user-space files of the n build-ids (a recording's HEADER_BUILD_ID table) whose debug
+ * files are under dir/.build-id/ (NULL: /usr/lib/debug), so that the first sample that
+ * needs one finds it built or in the building; the answers are those of building each
+ * index at its first use. Ended by hm_data_close (or a second call). The ids are copied. */
+void hm_data_warm(struct hm_data *d, const char *dir, const struct hm_perf_build_id *ids,
+		  uint32_t n);
 
 /* A mapping of pid's address space (an MMAP/MMAP2 record): file-backed text and data
  * segments, "[heap]", "[stack]", "//anon". A new mapping replaces what it overlaps, as

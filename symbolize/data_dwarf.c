@@ -310,13 +310,16 @@ const struct hm_type *hm_ti_type_of(struct hm_ti *ti, uint64_t die_off)
 
 /* ---- Variables with static or thread-local storage ---- */
 
+/* What one walk of a file's variables fills (a Dwarf and an arena as fidx_buf's in
+ * data_frame.c). */
 struct statics_buf {
+	Dwarf *dw;
+	struct hm_arena *arena;
 	struct hm_ti_static *v;
 	size_t n, cap;
 };
 
-static void add_static(struct hm_ti *ti, struct statics_buf *b, Dwarf_Die *var, uint64_t addr,
-		       int tls)
+static void add_static(struct statics_buf *b, Dwarf_Die *var, uint64_t addr, int tls)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Die type;
@@ -338,12 +341,12 @@ static void add_static(struct hm_ti *ti, struct statics_buf *b, Dwarf_Die *var, 
 			hm_oom();
 	}
 	b->v[b->n++] = (struct hm_ti_static){
-		.addr = addr, .size = size, .name = hm_arena_strdup(&ti->arena, name),
-		.die = hm_dwarf_key(ti->dw, var), .tls = (uint8_t)tls,
+		.addr = addr, .size = size, .name = hm_arena_strdup(b->arena, name),
+		.die = hm_dwarf_key(b->dw, var), .tls = (uint8_t)tls,
 	};
 }
 
-static void static_var(struct hm_ti *ti, struct statics_buf *b, Dwarf_Die *var)
+static void static_var(struct statics_buf *b, Dwarf_Die *var)
 {
 	Dwarf_Attribute attr, addr_attr;
 	Dwarf_Op *ops;
@@ -353,21 +356,21 @@ static void static_var(struct hm_ti *ti, struct statics_buf *b, Dwarf_Die *var)
 	if (!dwarf_attr(var, DW_AT_location, &attr) || dwarf_getlocation(&attr, &ops, &n) != 0)
 		return;
 	if (n == 1 && ops[0].atom == DW_OP_addr) {
-		add_static(ti, b, var, ops[0].number, 0);
+		add_static(b, var, ops[0].number, 0);
 	} else if (n == 1 && (ops[0].atom == DW_OP_addrx || ops[0].atom == DW_OP_GNU_addr_index)) {
 		if (dwarf_getlocation_attr(&attr, &ops[0], &addr_attr) == 0 &&
 		    dwarf_formaddr(&addr_attr, &a) == 0)
-			add_static(ti, b, var, a, 0);
+			add_static(b, var, a, 0);
 	} else if (n == 2 && (ops[1].atom == DW_OP_form_tls_address ||
 			      ops[1].atom == DW_OP_GNU_push_tls_address) &&
 		   (ops[0].atom == DW_OP_const8u || ops[0].atom == DW_OP_const4u ||
 		    ops[0].atom == DW_OP_constu || ops[0].atom == DW_OP_addr)) {
-		add_static(ti, b, var, ops[0].number, 1);
+		add_static(b, var, ops[0].number, 1);
 	}
 }
 
 /* Globals at the top of a unit, function-scope statics inside subprograms and blocks. */
-static void scan_statics(struct hm_ti *ti, struct statics_buf *b, Dwarf_Die *parent, int depth)
+static void scan_statics(struct statics_buf *b, Dwarf_Die *parent, int depth)
 {
 	Dwarf_Die c;
 
@@ -376,12 +379,12 @@ static void scan_statics(struct hm_ti *ti, struct statics_buf *b, Dwarf_Die *par
 	do {
 		switch (dwarf_tag(&c)) {
 		case DW_TAG_variable:
-			static_var(ti, b, &c);
+			static_var(b, &c);
 			break;
 		case DW_TAG_subprogram:
 		case DW_TAG_lexical_block:
 		case DW_TAG_namespace:
-			scan_statics(ti, b, &c, depth + 1);
+			scan_statics(b, &c, depth + 1);
 			break;
 		default:
 			break;
@@ -398,35 +401,51 @@ static int cmp_static(const void *x, const void *y)
 	return a->size > b->size ? -1 : a->size < b->size;	/* the enclosing one first */
 }
 
-static void index_statics(struct hm_ti *ti)
+int data_statics_scan(Dwarf *dw, struct hm_arena *arena, atomic_int *stop, struct data_index *out)
 {
-	struct statics_buf all = {0};
+	struct statics_buf b = {dw, arena, NULL, 0, 0};
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
+
+	while (dwarf_get_units(dw, cu, &next, NULL, &unit_type, &cudie, NULL) == 0) {
+		if (stop && atomic_load(stop)) {
+			free(b.v);
+			return -1;
+		}
+		cu = next;
+		scan_statics(&b, &cudie, 0);
+	}
+	*out = (struct data_index){b.v, b.n};
+	return 0;
+}
+
+static void index_statics(struct hm_ti *ti)
+{
+	struct data_index x = {0};
+	struct hm_ti_static *all;
 	size_t nt = 0;
 
 	ti->statics_done = 1;
 	if (!ti->dw)
 		return;
-	while (dwarf_get_units(ti->dw, cu, &next, NULL, &unit_type, &cudie, NULL) == 0) {
-		cu = next;
-		scan_statics(ti, &all, &cudie, 0);
-	}
-	for (size_t i = 0; i < all.n; i++)
-		nt += all.v[i].tls;
+	if (!data_warm_take(ti, DATA_WARM_STATICS, &x))
+		data_statics_scan(ti->dw, &ti->arena, NULL, &x);
+	all = x.v;
+	for (size_t i = 0; i < x.n; i++)
+		nt += all[i].tls;
 	ti->tls_statics = nt ? malloc(nt * sizeof(*ti->tls_statics)) : NULL;
-	ti->statics = all.n - nt ? malloc((all.n - nt) * sizeof(*ti->statics)) : NULL;
-	for (size_t i = 0; i < all.n; i++) {
-		if (all.v[i].tls) {
-			ti->tls_statics[ti->nr_tls_statics++] = all.v[i];
+	ti->statics = x.n - nt ? malloc((x.n - nt) * sizeof(*ti->statics)) : NULL;
+	for (size_t i = 0; i < x.n; i++) {
+		if (all[i].tls) {
+			ti->tls_statics[ti->nr_tls_statics++] = all[i];
 			continue;
 		}
-		ti->statics[ti->nr_statics] = all.v[i];
+		ti->statics[ti->nr_statics] = all[i];
 		/* DWARF addresses -> the file's own (they differ for a prelinked file) */
 		ti->statics[ti->nr_statics++].addr += ti->dwbias - ti->ebias;
 	}
-	free(all.v);
+	free(all);
 	if (ti->nr_statics)
 		hm_sort(ti->statics, ti->nr_statics, sizeof(*ti->statics), cmp_static);
 	if (ti->nr_tls_statics)

@@ -100,12 +100,16 @@ struct ti_func {
 	struct ti_scope *scopes;	/* [0]: the function itself */
 };
 
+/* What one walk of a file's subprograms fills: for a ti on its own thread, or ahead of it
+ * on the warm thread (data_warm.c) with a Dwarf and an arena of its own. */
 struct fidx_buf {
+	Dwarf *dw;
+	struct hm_arena *arena;
 	struct ti_fidx *v;
 	size_t n, cap;
 };
 
-static void add_func(struct hm_ti *ti, struct fidx_buf *b, Dwarf_Die *die)
+static void add_func(struct fidx_buf *b, Dwarf_Die *die)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
@@ -115,8 +119,8 @@ static void add_func(struct hm_ti *ti, struct fidx_buf *b, Dwarf_Die *die)
 		if (lo >= hi)
 			continue;
 		if (!fn) {
-			fn = hm_arena_alloc(&ti->arena, sizeof(*fn));
-			fn->die = hm_dwarf_key(ti->dw, die);
+			fn = hm_arena_alloc(b->arena, sizeof(*fn));
+			fn->die = hm_dwarf_key(b->dw, die);
 		}
 		if (b->n == b->cap) {
 			b->cap = b->cap ? b->cap * 2 : 1024;
@@ -127,7 +131,7 @@ static void add_func(struct hm_ti *ti, struct fidx_buf *b, Dwarf_Die *die)
 	}
 }
 
-static void scan_funcs(struct hm_ti *ti, struct fidx_buf *b, Dwarf_Die *parent, int depth)
+static void scan_funcs(struct fidx_buf *b, Dwarf_Die *parent, int depth)
 {
 	Dwarf_Die c;
 
@@ -136,12 +140,12 @@ static void scan_funcs(struct hm_ti *ti, struct fidx_buf *b, Dwarf_Die *parent, 
 	do {
 		switch (dwarf_tag(&c)) {
 		case DW_TAG_subprogram:
-			add_func(ti, b, &c);
+			add_func(b, &c);
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
-			scan_funcs(ti, b, &c, depth + 1);	/* C++ member functions */
+			scan_funcs(b, &c, depth + 1);	/* C++ member functions */
 			break;
 		default:
 			break;
@@ -156,23 +160,37 @@ static int cmp_fidx(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-static void index_funcs(struct hm_ti *ti)
+int data_frame_scan(Dwarf *dw, struct hm_arena *arena, atomic_int *stop, struct data_index *out)
 {
-	struct fidx_buf b = {0};
+	struct fidx_buf b = {dw, arena, NULL, 0, 0};
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
 
-	ti->fidx_done = 1;
-	while (ti->dw && dwarf_get_units(ti->dw, cu, &next, NULL, &unit_type, &cudie, NULL) == 0) {
+	while (dw && dwarf_get_units(dw, cu, &next, NULL, &unit_type, &cudie, NULL) == 0) {
+		if (stop && atomic_load(stop)) {
+			free(b.v);
+			return -1;
+		}
 		cu = next;
 		if (unit_type != DW_UT_type && unit_type != DW_UT_split_type)
-			scan_funcs(ti, &b, &cudie, 0);
+			scan_funcs(&b, &cudie, 0);
 	}
 	if (b.n)
 		hm_sort(b.v, b.n, sizeof(*b.v), cmp_fidx);
-	ti->fidx = b.v;
-	ti->nr_fidx = b.n;
+	*out = (struct data_index){b.v, b.n};
+	return 0;
+}
+
+static void index_funcs(struct hm_ti *ti)
+{
+	struct data_index x = {0};
+
+	ti->fidx_done = 1;
+	if (!data_warm_take(ti, DATA_WARM_FUNCS, &x))
+		data_frame_scan(ti->dw, &ti->arena, NULL, &x);
+	ti->fidx = x.v;
+	ti->nr_fidx = x.n;
 }
 
 void data_frame_free(struct hm_ti *ti)

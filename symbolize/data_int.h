@@ -4,6 +4,7 @@
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <stdatomic.h>
 
 #include "core/arena.h"
 #include "core/hash.h"
@@ -53,9 +54,33 @@ struct hm_ti {
 	uint64_t assume[HM_TI_MAX_ASSUME];
 	uint32_t nr_assume;
 	uint32_t walk_budget;		/* instructions one question may still walk */
+	struct data_warm **warm;	/* its hm_data's indexes built ahead (data_warm.c) */
 };
 
 void data_frame_free(struct hm_ti *ti);
+
+/* ---- A file's indexes, built ahead (data_warm.c) ---- */
+
+/* One walk's array, its entries' strings and structs in the arena the walk was given. */
+struct data_index {
+	void *v;
+	size_t n;
+};
+enum { DATA_WARM_FUNCS, DATA_WARM_STATICS, DATA_WARM_KINDS };
+/* The walks of every unit of dw, on any thread (each with a Dwarf of its own): subprograms
+ * by address, sorted (data_frame.c; struct ti_fidx), and variables with static or thread
+ * storage in DWARF order (data_dwarf.c; struct hm_ti_static). 0, or -1 when *stop was set
+ * between two units (nothing kept). */
+int data_frame_scan(Dwarf *dw, struct hm_arena *arena, atomic_int *stop, struct data_index *out);
+int data_statics_scan(Dwarf *dw, struct hm_arena *arena, atomic_int *stop, struct data_index *out);
+/* The kind's index of ti's debug file when the warm thread built it or is building it (then
+ * it waits): *out set, its arena moved into ti's, 1. 0: not built ahead, and from now on
+ * not to be (the caller walks the file itself). */
+int data_warm_take(struct hm_ti *ti, int kind, struct data_index *out);
+/* Stops the thread (a walk stops at its next unit), frees what no ti took. */
+void data_warm_end(struct hm_data *d);
+/* Waits until the thread has been through every file (tests: what it built is there). */
+void data_warm_settle(struct hm_data *d);
 
 /* data_btf.c: without DWARF, the frame at pc is the ELF function symbol holding it
  * (func, lo, hi; no variables); at the function's entry, the type of the parameter in
@@ -157,6 +182,7 @@ struct hm_data {
 					 * process alike (one kernel address space) */
 	int kernel_set;
 	const char *kernel_hint;
+	struct data_warm *warm;		/* hm_data_warm's thread and indexes; NULL */
 	struct hm_map64 unres_idx;	/* ip -> index + 1 in unres */
 	struct hm_data_unresolved *unres, *top;
 	size_t nr_unres, cap_unres;

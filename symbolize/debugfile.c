@@ -351,6 +351,11 @@ static int open_by_id(const unsigned char *bits, int n, const char *dir, char **
 	return fd;
 }
 
+int hm_debugfile_open_id(const unsigned char *bits, int n, const char *dir)
+{
+	return open_by_id(bits, n, dir ? dir : HM_DEBUG_DIR, NULL);
+}
+
 int hm_debugfile_find(Dwfl_Module *mod, const char *dir, char **name)
 {
 	const unsigned char *bits;

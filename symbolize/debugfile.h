@@ -36,6 +36,10 @@ int hm_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GE
  * path (malloc'd, as dwfl wants it), or -1 when there is none or it is another build's. */
 int hm_debugfile_find(Dwfl_Module *mod, const char *dir, char **name);
 
+/* The debug file of build-id bits[0..n) under dir/.build-id/ (dir NULL: /usr/lib/debug),
+ * its build-id checked, as it is (not inflated): a descriptor, or -1. */
+int hm_debugfile_open_id(const unsigned char *bits, int n, const char *dir);
+
 /* The descriptor to read the ELF file open on fd through: fd itself when none of its
  * sections is compressed, else a new descriptor of the inflated copy (fd is closed).
  * Safe to call from several threads. */

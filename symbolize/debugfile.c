@@ -49,9 +49,11 @@ struct zsec {
 	Elf_Scn *scn;
 	const unsigned char *src;
 	size_t srclen;
-	unsigned char *out;
+	unsigned char *out;	/* where it inflates to: the copy's mapping, or a buffer */
 	GElf_Chdr ch;
 	int ok;
+	Elf_Scn *oscn;		/* the copy's section */
+	int owned;		/* out is a buffer of its own */
 };
 
 struct zshare {
@@ -81,8 +83,8 @@ static void *inflate_bin(void *arg)
 	return NULL;
 }
 
-/* The zlib sections of in, their payloads located and their buffers allocated; the
- * count, or -1 on a header libelf does not give. */
+/* The zlib sections of in, their payloads located; the count, or -1 on a header libelf
+ * does not give. */
 static long zsecs_of(Elf *in, struct zsec **out)
 {
 	size_t hdr = gelf_getclass(in) == ELFCLASS64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
@@ -105,16 +107,12 @@ static long zsecs_of(Elf *in, struct zsec **out)
 			goto bad;
 		if (n == cap)
 			z = hm_xrealloc(z, (cap = cap ? 2 * cap : 16) * sizeof(*z));
-		z[n] = (struct zsec){s, (const unsigned char *)raw->d_buf + hdr, raw->d_size - hdr,
-				     malloc(ch.ch_size ? ch.ch_size : 1), ch, 0};
-		if (!z[n++].out)
-			goto bad;	/* no room: libdw inflates it as it did */
+		z[n++] = (struct zsec){s, (const unsigned char *)raw->d_buf + hdr, raw->d_size - hdr,
+				       NULL, ch, 0, NULL, 0};
 	}
 	*out = z;
 	return (long)n;
 bad:
-	for (size_t i = 0; i < n; i++)
-		free(z[i].out);
 	free(z);
 	return -1;
 }
@@ -153,7 +151,8 @@ static int inflate_all(struct zsec *z, size_t n)
 }
 
 /* The section's bytes, inflated, as the new section o's data; its header updated. z is
- * the section's inflated bytes when this file made them, else NULL (libelf inflates it). */
+ * the section when this file inflates it (its data's bytes come later: only its size
+ * counts for the layout), else NULL (libelf inflates it). */
 static int copy_section(Elf_Scn *s, Elf_Scn *o, const struct zsec *z)
 {
 	Elf_Data from, *d = &from, *od;
@@ -162,7 +161,7 @@ static int copy_section(Elf_Scn *s, Elf_Scn *o, const struct zsec *z)
 	if (!gelf_getshdr(s, &sh))
 		return -1;
 	if (z) {
-		from = (Elf_Data){.d_buf = z->out, .d_type = ELF_T_BYTE, .d_version = EV_CURRENT,
+		from = (Elf_Data){.d_buf = NULL, .d_type = ELF_T_BYTE, .d_version = EV_CURRENT,
 				  .d_size = z->ch.ch_size,
 				  .d_align = z->ch.ch_addralign ? z->ch.ch_addralign : 1};
 		sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
@@ -214,7 +213,88 @@ static int move_segments(Elf *in, Elf *out, const GElf_Off *was, size_t phnum)
 	return 0;
 }
 
-/* Writes in, its compressed sections inflated, to ofd through libelf. 0 or -1. */
+/* The copy as libelf laid it out (size bytes), written through a mapping of ofd: the zlib
+ * sections inflate straight into their places and the rest is copied in, so the inflated
+ * bytes are written once (libelf writing them from buffers cost as much again: libc's
+ * 10 MB, 15-20 ms). Only where the copy's headers are this machine's (64-bit, its byte
+ * order), so that libelf's headers in memory are the file's bytes; a gap between
+ * sections stays zero, libelf's fill byte. 1: written; 0: not such a file, or no mapping
+ * (libelf writes it); -1: failed. */
+static int write_mapped(Elf *out, int ofd, off_t size, struct zsec *z, long nz)
+{
+	const Elf64_Ehdr *eh = elf64_getehdr(out);
+	const Elf64_Phdr *ph = elf64_getphdr(out);
+	const unsigned char native = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
+									    : ELFDATA2MSB;
+	unsigned char *map;
+	size_t phnum, shnum;
+	int rc = -1;
+
+	if (!eh || eh->e_ident[EI_DATA] != native || elf_getphdrnum(out, &phnum) ||
+	    elf_getshdrnum(out, &shnum) || (phnum && !ph) ||
+	    eh->e_phoff + phnum * sizeof(*ph) > (uint64_t)size ||
+	    eh->e_shoff + shnum * sizeof(Elf64_Shdr) > (uint64_t)size)
+		return 0;
+	if (ftruncate(ofd, size) ||
+	    (map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, ofd, 0)) ==
+		    MAP_FAILED)
+		return 0;
+	for (long i = 0; i < nz; i++) {
+		const Elf64_Shdr *sh = elf64_getshdr(z[i].oscn);
+
+		if (!sh || sh->sh_offset > (uint64_t)size ||
+		    z[i].ch.ch_size > (uint64_t)size - sh->sh_offset)
+			goto out;
+		z[i].out = map + sh->sh_offset;
+	}
+	if (inflate_all(z, (size_t)nz))
+		goto out;
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(out, s));) {
+		const Elf64_Shdr *sh = elf64_getshdr(s);
+		Elf_Data *d = NULL;
+
+		if (!sh)
+			goto out;
+		while (sh->sh_type != SHT_NOBITS && (d = elf_getdata(s, d))) {
+			if (!d->d_buf || !d->d_size)
+				continue;	/* a zlib section: inflated in place */
+			if (sh->sh_offset + (uint64_t)d->d_off + d->d_size > (uint64_t)size)
+				goto out;
+			memcpy(map + sh->sh_offset + d->d_off, d->d_buf, d->d_size);
+		}
+	}
+	memcpy(map, eh, sizeof(*eh));
+	if (phnum)
+		memcpy(map + eh->e_phoff, ph, phnum * sizeof(*ph));
+	for (size_t i = 0; i < shnum; i++) {
+		const Elf64_Shdr *sh = elf64_getshdr(elf_getscn(out, i));
+
+		if (!sh)
+			goto out;
+		memcpy(map + eh->e_shoff + i * sizeof(*sh), sh, sizeof(*sh));
+	}
+	rc = 1;
+out:
+	munmap(map, (size_t)size);
+	return rc;
+}
+
+/* Inflates the zlib sections into buffers, gives them to libelf as their data, and lets
+ * it write the copy (a 32-bit or foreign-order file). 0 or -1. */
+static int write_buffered(Elf *out, struct zsec *z, long nz)
+{
+	for (long i = 0; i < nz; i++) {
+		Elf_Data *d = elf_getdata(z[i].oscn, NULL);
+
+		if (!d || !(z[i].out = malloc(z[i].ch.ch_size ? z[i].ch.ch_size : 1)))
+			return -1;	/* no room: libdw inflates it as it did */
+		z[i].owned = 1;
+		d->d_buf = z[i].out;
+	}
+	return inflate_all(z, (size_t)nz) || elf_update(out, ELF_C_WRITE) < 0 ? -1 : 0;
+}
+
+/* Writes in, its compressed sections inflated, to ofd, laid out by libelf. 0 or -1. */
 static int write_inflated(Elf *in, int ofd)
 {
 	Elf *out = elf_begin(ofd, ELF_C_WRITE, NULL);
@@ -224,7 +304,8 @@ static int write_inflated(Elf *in, int ofd)
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	size_t phnum, shnum, shstrndx, k = 0;
-	int rc = -1;
+	off_t size;
+	int rc = -1, mapped = 0;
 
 	if (!out || !gelf_getehdr(in, &eh) || elf_getphdrnum(in, &phnum) ||
 	    elf_getshdrnum(in, &shnum) || elf_getshdrstrndx(in, &shstrndx) ||
@@ -241,27 +322,32 @@ static int write_inflated(Elf *in, int ofd)
 	}
 	if (!(was = calloc(shnum ? shnum : 1, sizeof(*was))))
 		hm_oom();
-	if ((nz = zsecs_of(in, &z)) < 0 || inflate_all(z, (size_t)nz))
+	if ((nz = zsecs_of(in, &z)) < 0)
 		goto out;
 	for (Elf_Scn *s = NULL; (s = elf_nextscn(in, s)); k++) {
-		const struct zsec *zs = iz < nz && z[iz].scn == s ? &z[iz++] : NULL;
+		struct zsec *zs = iz < nz && z[iz].scn == s ? &z[iz++] : NULL;
+		Elf_Scn *o = elf_newscn(out);
 
 		if (!gelf_getshdr(s, &sh))
 			goto out;
 		was[k] = sh.sh_offset;
-		if (copy_section(s, elf_newscn(out), zs))
+		if (zs)
+			zs->oscn = o;
+		if (copy_section(s, o, zs))
 			goto out;
 	}
-	if (elf_update(out, ELF_C_NULL) < 0 || move_segments(in, out, was, phnum) ||
-	    elf_update(out, ELF_C_WRITE) < 0)
+	if ((size = elf_update(out, ELF_C_NULL)) < 0 || move_segments(in, out, was, phnum))
 		goto out;
-	rc = 0;
+	if (gelf_getclass(out) == ELFCLASS64)
+		mapped = write_mapped(out, ofd, size, z, nz);
+	rc = mapped ? (mapped > 0 ? 0 : -1) : write_buffered(out, z, nz);
 out:
 	free(was);
 	if (out)
 		elf_end(out);
 	for (long i = 0; i < nz; i++)
-		free(z[i].out);
+		if (z[i].owned)
+			free(z[i].out);
 	free(z);
 	return rc;
 }

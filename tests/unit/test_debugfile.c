@@ -99,6 +99,44 @@ static void test_copy_has_the_uncompressed_bytes(void **state)
 	close(fd);
 }
 
+/* A 32-bit file's copy is written by libelf from buffers (the copy is written through a
+ * mapping only where its headers are this machine's): its sections equal the
+ * uncompressed file's too. */
+static void test_copy_of_a_32_bit_file(void **state)
+{
+	static const char *names[] = {".debug_info", ".debug_abbrev", ".debug_str", ".symtab"};
+	char obj[700], obj32[700], z32[700];
+	int zfd, fd;
+
+	(void)state;
+	snprintf(obj, sizeof(obj), "%s/prog.o", P.dir);
+	snprintf(obj32, sizeof(obj32), "%s/prog32.o", P.dir);
+	snprintf(z32, sizeof(z32), "%s/prog32.zo", P.dir);
+	assert_int_equal(run("gcc -g -O2 -c -o %s " SRC " && objcopy -O elf32-x86-64 %s %s && "
+			     "objcopy --compress-debug-sections=zlib %s %s",
+			     obj, obj, obj32, obj32, z32), 0);
+	zfd = open_ro(z32);
+	fd = hm_debugfile_inflated(zfd);
+	assert_int_not_equal(fd, zfd);
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		int pfd = open_ro(obj32);
+		size_t n, m;
+		uint64_t pf, f;
+		void *want = section_bytes(pfd, names[i], &n, &pf);
+		void *got = section_bytes(fd, names[i], &m, &f);
+
+		assert_non_null(want);
+		assert_non_null(got);
+		assert_false(f & SHF_COMPRESSED);
+		assert_int_equal(m, n);
+		assert_memory_equal(got, want, n);
+		free(want);
+		free(got);
+		close(pfd);
+	}
+	close(fd);
+}
+
 /* The second open of the same file gets the first's copy; a file with nothing compressed
  * is read as it is. */
 static void test_inflated_once_and_plain_untouched(void **state)
@@ -341,6 +379,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copy_has_the_uncompressed_bytes),
+		cmocka_unit_test(test_copy_of_a_32_bit_file),
 		cmocka_unit_test(test_inflated_once_and_plain_untouched),
 		cmocka_unit_test(test_dwfl_finds_it_by_build_id_and_reads_lines),
 		cmocka_unit_test(test_other_build_at_the_path_refused),

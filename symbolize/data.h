@@ -25,7 +25,8 @@ void hm_data_close(struct hm_data *d);
  * user-space files of the n build-ids (a recording's HEADER_BUILD_ID table) whose debug
  * files are under dir/.build-id/ (NULL: /usr/lib/debug), so that the first sample that
  * needs one finds it built or in the building; the answers are those of building each
- * index at its first use. Ended by hm_data_close (or a second call). The ids are copied. */
+ * index at its first use. Ended by hm_data_close (or a second call). ids and dir are
+ * copied. */
 void hm_data_warm(struct hm_data *d, const char *dir, const struct hm_perf_build_id *ids,
 		  uint32_t n);
 

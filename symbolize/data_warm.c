@@ -18,7 +18,6 @@
  * depend on which thread made them. */
 #include "symbolize/data_int.h"
 
-#include <fcntl.h>
 #include <gelf.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
@@ -26,7 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/oom.h"
 #include "core/buildid.h"
 #include "core/perfdata.h"
 #include "symbolize/debugfile.h"
@@ -46,9 +44,9 @@ struct data_warm {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	atomic_int stop;
-	const char *dir;
+	char *dir;			/* NULL: /usr/lib/debug */
 	struct warm_file *f;
-	size_t n, published;		/* files found; those a ti may look at */
+	size_t n;			/* files found, set once they are (then a ti looks) */
 	int finished;			/* the thread has been through every file */
 	uint32_t nids;
 	struct {
@@ -142,20 +140,25 @@ static void *warm(void *arg)
 	w->f = calloc(w->nids ? w->nids : 1, sizeof(*w->f));
 	for (uint32_t i = 0; w->f && i < w->nids; i++) {
 		struct warm_file *f = &w->f[n];
+		int fd = hm_debugfile_open_id(w->ids[i].id, w->ids[i].size, w->dir);
+		int keep = fd >= 0 && fstat(fd, &f->st) == 0 && f->st.st_size > 0;
 
-		f->fd = hm_debugfile_open_id(w->ids[i].id, w->ids[i].size, w->dir);
-		if (f->fd >= 0 && fstat(f->fd, &f->st) == 0) {
-			for (int k = 0; k < DATA_WARM_KINDS; k++)
-				hm_arena_init(&f->arena[k]);
-			n++;
-		} else if (f->fd >= 0) {
-			close(f->fd);
+		for (size_t j = 0; keep && j < n; j++)
+			keep = !same_file(&w->f[j].st, &f->st);	/* listed twice */
+		if (!keep) {
+			if (fd >= 0)
+				close(fd);
+			continue;
 		}
+		f->fd = fd;
+		for (int k = 0; k < DATA_WARM_KINDS; k++)
+			hm_arena_init(&f->arena[k]);
+		n++;
 	}
 	if (n)
 		qsort(w->f, n, sizeof(*w->f), larger_first);	/* libc's before ld.so's */
 	pthread_mutex_lock(&w->lock);
-	w->n = w->published = n;
+	w->n = n;
 	pthread_mutex_unlock(&w->lock);
 	for (size_t i = 0; i < n; i++) {
 		if (atomic_load(&w->stop)) {
@@ -188,7 +191,10 @@ void hm_data_warm(struct hm_data *d, const char *dir, const struct hm_perf_build
 		memcpy(w->ids[w->nids].id, ids[i].id, ids[i].size);
 		w->ids[w->nids++].size = ids[i].size;
 	}
-	w->dir = dir;
+	if (dir && !(w->dir = strdup(dir))) {
+		free(w);
+		return;
+	}
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->changed, NULL);
 	atomic_init(&w->stop, 0);
@@ -196,6 +202,7 @@ void hm_data_warm(struct hm_data *d, const char *dir, const struct hm_perf_build
 	if (!w->nids || pthread_create(&w->th, NULL, warm, w)) {
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->changed);
+		free(w->dir);
 		free(w);	/* no thread to be had: each index is built at its first use */
 		return;
 	}
@@ -220,6 +227,7 @@ void data_warm_end(struct hm_data *d)
 		}
 	}
 	free(w->f);
+	free(w->dir);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->changed);
 	free(w);
@@ -251,7 +259,7 @@ int data_warm_take(struct hm_ti *ti, int kind, struct data_index *out)
 	    !debugfile || stat(debugfile, &st))
 		return 0;	/* DWARF in the file itself: not one the thread reads */
 	pthread_mutex_lock(&w->lock);
-	for (size_t i = 0; i < w->published && !f; i++)
+	for (size_t i = 0; i < w->n && !f; i++)
 		if (same_file(&w->f[i].st, &st))
 			f = &w->f[i];
 	if (f && f->state[kind] == QUEUED)

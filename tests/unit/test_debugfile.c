@@ -58,68 +58,12 @@ static int setup(void **state)
 		   zdebug);
 }
 
-/* Every .debug_* section of the copy equals the uncompressed build's, none is compressed,
- * and the build-id note is where its segment says. */
-static void test_copy_has_the_uncompressed_bytes(void **state)
+/* Each named section of the ELF file on fd equals that of the file at plain, and none of
+ * them is compressed. */
+static void assert_sections_equal(int fd, const char *plain, const char *const *names, size_t nn)
 {
-	static const char *names[] = {".debug_info", ".debug_abbrev", ".debug_line",
-				      ".debug_str", ".symtab", ".strtab"};
-	int zfd = open_ro(zdebug), fd, any_compressed = 0;
-	const void *id;
-	size_t n, m;
-	uint64_t zf, f;
-	Elf *e;
-
-	(void)state;
-	for (size_t i = 0; i < 4; i++) {
-		free(section_bytes(zfd, names[i], &n, &zf));
-		any_compressed |= (zf & SHF_COMPRESSED) != 0;
-	}
-	assert_true(any_compressed);	/* else objcopy did not compress: nothing tested */
-	fd = hm_debugfile_inflated(zfd);
-	assert_int_not_equal(fd, zfd);
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
-		int bfd = open_ro(P.bin);
-		void *want = section_bytes(bfd, names[i], &n, &zf);
-		void *got = section_bytes(fd, names[i], &m, &f);
-
-		assert_non_null(want);
-		assert_non_null(got);
-		assert_false(f & SHF_COMPRESSED);
-		assert_int_equal(m, n);
-		assert_memory_equal(got, want, n);
-		free(want);
-		free(got);
-		close(bfd);
-	}
-	assert_non_null(e = elf_begin(fd, ELF_C_READ_MMAP, NULL));
-	assert_int_equal(dwelf_elf_gnu_build_id(e, &id), (ssize_t)P.id_size);
-	assert_memory_equal(id, P.id, P.id_size);
-	elf_end(e);
-	close(fd);
-}
-
-/* A 32-bit file's copy is written by libelf from buffers (the copy is written through a
- * mapping only where its headers are this machine's): its sections equal the
- * uncompressed file's too. */
-static void test_copy_of_a_32_bit_file(void **state)
-{
-	static const char *names[] = {".debug_info", ".debug_abbrev", ".debug_str", ".symtab"};
-	char obj[700], obj32[700], z32[700];
-	int zfd, fd;
-
-	(void)state;
-	snprintf(obj, sizeof(obj), "%s/prog.o", P.dir);
-	snprintf(obj32, sizeof(obj32), "%s/prog32.o", P.dir);
-	snprintf(z32, sizeof(z32), "%s/prog32.zo", P.dir);
-	assert_int_equal(run("gcc -g -O2 -c -o %s " SRC " && objcopy -O elf32-x86-64 %s %s && "
-			     "objcopy --compress-debug-sections=zlib %s %s",
-			     obj, obj, obj32, obj32, z32), 0);
-	zfd = open_ro(z32);
-	fd = hm_debugfile_inflated(zfd);
-	assert_int_not_equal(fd, zfd);
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
-		int pfd = open_ro(obj32);
+	for (size_t i = 0; i < nn; i++) {
+		int pfd = open_ro(plain);
 		size_t n, m;
 		uint64_t pf, f;
 		void *want = section_bytes(pfd, names[i], &n, &pf);
@@ -134,6 +78,57 @@ static void test_copy_of_a_32_bit_file(void **state)
 		free(got);
 		close(pfd);
 	}
+}
+
+/* Every .debug_* section of the copy equals the uncompressed build's, none is compressed,
+ * and the build-id note is where its segment says. */
+static void test_copy_has_the_uncompressed_bytes(void **state)
+{
+	static const char *const names[] = {".debug_info", ".debug_abbrev", ".debug_line",
+					    ".debug_str", ".symtab", ".strtab"};
+	int zfd = open_ro(zdebug), fd, any_compressed = 0;
+	const void *id;
+	size_t n;
+	uint64_t zf;
+	Elf *e;
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		free(section_bytes(zfd, names[i], &n, &zf));
+		any_compressed |= (zf & SHF_COMPRESSED) != 0;
+	}
+	assert_true(any_compressed);	/* else objcopy did not compress: nothing tested */
+	fd = hm_debugfile_inflated(zfd);
+	assert_int_not_equal(fd, zfd);
+	assert_sections_equal(fd, P.bin, names, sizeof(names) / sizeof(*names));
+	assert_non_null(e = elf_begin(fd, ELF_C_READ_MMAP, NULL));
+	assert_int_equal(dwelf_elf_gnu_build_id(e, &id), (ssize_t)P.id_size);
+	assert_memory_equal(id, P.id, P.id_size);
+	elf_end(e);
+	close(fd);
+}
+
+/* A 32-bit file's copy is written by libelf from buffers (the copy is written through a
+ * mapping only where its headers are this machine's): its sections equal the
+ * uncompressed file's too. */
+static void test_copy_of_a_32_bit_file(void **state)
+{
+	static const char *const names[] = {".debug_info", ".debug_abbrev", ".debug_str",
+					    ".symtab"};
+	char obj[700], obj32[700], z32[700];
+	int zfd, fd;
+
+	(void)state;
+	snprintf(obj, sizeof(obj), "%s/prog.o", P.dir);
+	snprintf(obj32, sizeof(obj32), "%s/prog32.o", P.dir);
+	snprintf(z32, sizeof(z32), "%s/prog32.zo", P.dir);
+	assert_int_equal(run("gcc -g -O2 -c -o %s " SRC " && objcopy -O elf32-x86-64 %s %s && "
+			     "objcopy --compress-debug-sections=zlib %s %s",
+			     obj, obj, obj32, obj32, z32), 0);
+	zfd = open_ro(z32);
+	fd = hm_debugfile_inflated(zfd);
+	assert_int_not_equal(fd, zfd);
+	assert_sections_equal(fd, obj32, names, sizeof(names) / sizeof(*names));
 	close(fd);
 }
 

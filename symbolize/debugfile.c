@@ -53,7 +53,6 @@ struct zsec {
 	GElf_Chdr ch;
 	int ok;
 	Elf_Scn *oscn;		/* the copy's section */
-	int owned;		/* out is a buffer of its own */
 };
 
 struct zshare {
@@ -108,7 +107,7 @@ static long zsecs_of(Elf *in, struct zsec **out)
 		if (n == cap)
 			z = hm_xrealloc(z, (cap = cap ? 2 * cap : 16) * sizeof(*z));
 		z[n++] = (struct zsec){s, (const unsigned char *)raw->d_buf + hdr, raw->d_size - hdr,
-				       NULL, ch, 0, NULL, 0};
+				       NULL, ch, 0, NULL};
 	}
 	*out = z;
 	return (long)n;
@@ -280,18 +279,25 @@ out:
 }
 
 /* Inflates the zlib sections into buffers, gives them to libelf as their data, and lets
- * it write the copy (a 32-bit or foreign-order file). 0 or -1. */
+ * it write the copy (a 32-bit or foreign-order file); the buffers go once it has. 0 or
+ * -1 (no room for a buffer: libdw inflates the file as it did). */
 static int write_buffered(Elf *out, struct zsec *z, long nz)
 {
-	for (long i = 0; i < nz; i++) {
+	long i;
+	int rc = -1;
+
+	for (i = 0; i < nz; i++) {
 		Elf_Data *d = elf_getdata(z[i].oscn, NULL);
 
 		if (!d || !(z[i].out = malloc(z[i].ch.ch_size ? z[i].ch.ch_size : 1)))
-			return -1;	/* no room: libdw inflates it as it did */
-		z[i].owned = 1;
+			break;
 		d->d_buf = z[i].out;
 	}
-	return inflate_all(z, (size_t)nz) || elf_update(out, ELF_C_WRITE) < 0 ? -1 : 0;
+	if (i == nz && !inflate_all(z, (size_t)nz) && elf_update(out, ELF_C_WRITE) >= 0)
+		rc = 0;
+	while (i-- > 0)
+		free(z[i].out);
+	return rc;
 }
 
 /* Writes in, its compressed sections inflated, to ofd, laid out by libelf. 0 or -1. */
@@ -345,9 +351,6 @@ out:
 	free(was);
 	if (out)
 		elf_end(out);
-	for (long i = 0; i < nz; i++)
-		if (z[i].owned)
-			free(z[i].out);
 	free(z);
 	return rc;
 }

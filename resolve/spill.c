@@ -116,26 +116,25 @@ size_t hm_spill_read(struct hm_spill *s, struct hm_access *out, size_t max)
 	while (n < max) {
 		uint32_t mask;
 		uint64_t *prev;
-		size_t need;
+		const uint8_t *p;
 
-		if (s->len - s->at < MAX_REC)
+		/* a whole record is in buf unless the file ends: then only whole ones are
+		 * left (the file is ours), which the check below keeps to */
+		if (s->len - s->at < MAX_REC) {
 			refill(s);
-		if (s->len - s->at < 4)
-			break;	/* the end (a cut record cannot be: the file is ours) */
+			if (s->len - s->at < 4)
+				break;	/* the end */
+			memcpy(&mask, s->buf + s->at, 4);
+			if (s->len - s->at < 4 + 8 * (size_t)__builtin_popcount(mask << 8 >> 8))
+				break;
+		}
 		memcpy(&mask, s->buf + s->at, 4);
 		prev = s->prev[(mask >> SLOT_SHIFT) % SLOTS];
-		mask &= (1u << SLOT_SHIFT) - 1;
-		need = 4 + 8 * (size_t)__builtin_popcount(mask);
-		if (s->len - s->at < need)
-			break;
-		for (size_t k = 0, off = s->at + 4; k < WORDS; k++) {
-			if (mask >> k & 1) {
-				memcpy(&prev[k], s->buf + off, 8);
-				off += 8;
-			}
-		}
+		p = s->buf + s->at + 4;
+		for (mask &= (1u << SLOT_SHIFT) - 1; mask; mask &= mask - 1, p += 8)
+			memcpy(&prev[__builtin_ctz(mask)], p, 8);
 		memcpy(&out[n++], prev, sizeof(*out));
-		s->at += need;
+		s->at = (size_t)(p - s->buf);
 	}
 	return n;
 }

@@ -92,13 +92,39 @@ static int cmp_wobj(const void *x, const void *y)
 	return a->base < b->base ? -1 : a->base > b->base;
 }
 
-/* Moves one access of object o; *flag = 1 for an access to a changed object. */
-static void place(const struct hm_wi_plan *p, const struct hm_wi_obj *o, const struct hm_access *x,
-		  struct hm_access *y, uint8_t *flag, struct hm_wi_counts *c)
+/* The plan's map of (type, offset), remembered for a batch: a run's accesses go to few
+ * fields, and the map is a function of the two (its types' new layouts are made once). */
+#define MEMO 64
+
+struct memo {
+	const struct hm_type *t;	/* NULL: empty */
+	uint64_t off, new_off;
+	int rc;
+};
+
+static int map_memo(const struct hm_wi_plan *p, struct memo *m, const struct hm_type *t,
+		    uint64_t off, uint64_t *new_off)
 {
-	uint64_t off = x->field_off, skew = x->s.addr - x->obj_base - x->field_off;
-	const char *absent = NULL;
-	int rc = p->map->map(p->map, x->type, x->field_off, &off, &absent);
+	struct memo *e = &m[((uintptr_t)t >> 4 ^ off * 0x9e3779b9u) % MEMO];
+
+	if (!t || e->t != t || e->off != off) {
+		const char *absent = NULL;
+
+		*e = (struct memo){t, off, off, 0};
+		e->rc = p->map->map(p->map, t, off, &e->new_off, &absent);
+	}
+	*new_off = e->new_off;
+	return e->rc;
+}
+
+/* Moves one access of object o into y (x itself, or a copy of it); *flag = 1 for an
+ * access to a changed object. */
+static void place(const struct hm_wi_plan *p, struct memo *m, const struct hm_wi_obj *o,
+		  const struct hm_access *x, struct hm_access *y, uint8_t *flag,
+		  struct hm_wi_counts *c)
+{
+	uint64_t off, addr = x->s.addr, skew = x->s.addr - x->obj_base - x->field_off;
+	int rc = map_memo(p, m, x->type, x->field_off, &off);
 
 	if (rc == -1) {
 		y->s.addr = 0;
@@ -111,11 +137,11 @@ static void place(const struct hm_wi_plan *p, const struct hm_wi_obj *o, const s
 	y->field_off = off;
 	y->s.addr = o->new_base + off + skew;
 	if (o->changes || rc == 0) {
-		c->affected += !x->part;	/* samples: a wide one once */
+		c->affected += !y->part;	/* samples: a wide one once */
 		if (flag)
 			*flag = 1;
 	}
-	c->moved += y->s.addr != x->s.addr && !x->part;
+	c->moved += y->s.addr != addr && !y->part;
 }
 
 /* Objects keep their base unless their alignment grew (rounded up) or an object before
@@ -188,22 +214,28 @@ struct hm_wi_obj *hm_wi_objects(const struct hm_wi_plan *p, const struct hm_wi_s
 	return v;
 }
 
-/* acc[0, n) replayed into out; flags[i] = 1 for accesses to changed objects. */
+/* acc[0, n) replayed into out (acc itself: in place); flags[i] = 1 for accesses to
+ * changed objects. */
 void hm_wi_replay_batch(const struct hm_wi_plan *p, const struct hm_wi_obj *ob, size_t nob,
 			 const struct hm_access *acc, size_t n, struct hm_access *out,
 			 uint8_t *flags, struct hm_wi_counts *c)
 {
-	memcpy(out, acc, n * sizeof(*out));
+	struct memo m[MEMO] = {{0}};
+	const struct hm_wi_obj *o = NULL;	/* the last access's object */
+
+	if (out != acc)
+		memcpy(out, acc, n * sizeof(*out));
 	if (flags)
 		memset(flags, 0, n);
 	for (size_t i = 0; i < n; i++) {
-		struct hm_wi_obj key = {space_of(&acc[i]), acc[i].obj_base, 0, 0};
-		const struct hm_wi_obj *o;
+		struct hm_wi_obj key = {space_of(&out[i]), out[i].obj_base, 0, 0};
 
-		if (!acc[i].s.addr || !acc[i].obj_base ||
+		if (!out[i].s.addr || !out[i].obj_base)
+			continue;
+		if ((!o || cmp_wobj(&key, o)) &&
 		    !(o = bsearch(&key, ob, nob, sizeof(*ob), cmp_wobj)))
 			continue;
-		place(p, o, &acc[i], &out[i], flags ? &flags[i] : NULL, c);
+		place(p, m, o, &out[i], &out[i], flags ? &flags[i] : NULL, c);
 	}
 }
 

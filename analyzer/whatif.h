@@ -256,13 +256,22 @@ int hm_wi_sum_batched(const struct hm_wi_sum *s);
 int hm_whatif_run(struct hm_arena *a, const struct hm_access *acc, size_t n,
 		  const struct hm_wi_plan *plan, uint64_t window_ns, struct hm_whatif *out,
 		  struct hm_err *err);
+/* Where a feed hands its batches: sink->fn takes them in order. room, when set, lends the
+ * array the next batch may be written into and how many accesses it holds (*max): a feed
+ * that makes its accesses one by one (whatif's spill read back) writes them there, fills
+ * it unless the run ends, and hands that array to fn, which spares the replay a copy of
+ * each access. NULL from room: stop, as when fn fails. */
+struct hm_wi_sink {
+	int (*fn)(const struct hm_access *acc, size_t n, void *fa);
+	struct hm_access *(*room)(void *fa, size_t *max);
+	void *fa;
+};
 /* The same over a run that feed hands out again on each call, in consecutive batches of
- * at most HM_WI_BATCH accesses to fn (the run's order: the one sum was built from), so
- * that no copy of the run is held: one pass for both sides, a second for the after side
- * of a PMU recording. feed returns 0, or -1 with err set (fn's -1 stops it). sum places
- * the objects; types in the batches must be sum's (the plan's). Always batched. */
-typedef int (*hm_wi_feed)(void *arg, int (*fn)(const struct hm_access *acc, size_t n, void *fa),
-			  void *fa, struct hm_err *err);
+ * at most HM_WI_BATCH accesses to sink->fn (the run's order: the one sum was built from),
+ * so that no copy of the run is held: one pass for both sides, a second for the after
+ * side of a PMU recording. feed returns 0, or -1 with err set (fn's -1 stops it). sum
+ * places the objects; types in the batches must be sum's (the plan's). Always batched. */
+typedef int (*hm_wi_feed)(void *arg, const struct hm_wi_sink *sink, struct hm_err *err);
 struct hm_wi_before;
 /* before: the recorded side, built as the run was first read (below), or NULL; without
  * it, or when it does not fit the replay, the replay builds that side too. */

@@ -28,8 +28,16 @@ struct hm_wi_lpairs {
 	size_t cap, nr;
 };
 
-/* Adds the pairs of acc[i] and its replayed rep[i] that both have an address. */
-void hm_wi_link_batch(struct hm_wi_lpairs *t, const struct hm_access *acc,
+/* An access's line before the replay moved it (ok: it had an address). */
+struct hm_wi_bline {
+	uint64_t line;
+	uint32_t space, ok;
+};
+
+/* The lines before of acc[0, n), taken before the replay moves them (in place, maybe). */
+void hm_wi_lines_of(struct hm_wi_bline *b, const struct hm_access *acc, size_t n, uint32_t L);
+/* Adds the pairs of b[i] and the replayed rep[i] that both have an address. */
+void hm_wi_link_batch(struct hm_wi_lpairs *t, const struct hm_wi_bline *b,
 		      const struct hm_access *rep, const uint8_t *flags, size_t n, uint32_t L);
 /* w's changes (stops, starts, stays) and counts of the lines after, from the pairs. */
 void hm_wi_match(struct hm_arena *a, struct hm_whatif *w, const struct hm_wi_lpairs *t);

@@ -227,15 +227,21 @@ static void lp_add(struct hm_wi_lpairs *t, const struct hm_wi_lpair *k)
 	t->v[j].flag |= k->flag;
 }
 
-void hm_wi_link_batch(struct hm_wi_lpairs *t, const struct hm_access *acc,
+void hm_wi_lines_of(struct hm_wi_bline *b, const struct hm_access *acc, size_t n, uint32_t L)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (struct hm_wi_bline){acc[i].s.addr & ~(uint64_t)(L - 1),
+					    space_of(&acc[i]), acc[i].s.addr != 0};
+}
+
+void hm_wi_link_batch(struct hm_wi_lpairs *t, const struct hm_wi_bline *b,
 		      const struct hm_access *rep, const uint8_t *flags, size_t n, uint32_t L)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct hm_wi_lpair k = {acc[i].s.addr & ~(uint64_t)(L - 1),
-				  rep[i].s.addr & ~(uint64_t)(L - 1), space_of(&acc[i]),
-				  space_of(&rep[i]), 0, flags[i]};
+		struct hm_wi_lpair k = {b[i].line, rep[i].s.addr & ~(uint64_t)(L - 1), b[i].space,
+					space_of(&rep[i]), 0, flags[i]};
 
-		if (acc[i].s.addr && rep[i].s.addr)
+		if (b[i].ok && rep[i].s.addr)
 			lp_add(t, &k);
 	}
 }

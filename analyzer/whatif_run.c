@@ -20,6 +20,7 @@ struct wrun {
 	size_t nob;
 	struct hm_access *rep;
 	uint8_t *flags;
+	struct hm_wi_bline *was;		/* lines before of the batch being placed */
 	hm_wi_feed feed;		/* hands out the run's batches, once per pass */
 	void *feed_arg;
 	struct hm_wi_before *before;	/* the recorded side, built already, or NULL */
@@ -31,14 +32,14 @@ struct afeed {
 	size_t n, batch;
 };
 
-static int array_feed(void *arg, int (*fn)(const struct hm_access *acc, size_t n, void *fa),
-		      void *fa, struct hm_err *err)
+static int array_feed(void *arg, const struct hm_wi_sink *sink, struct hm_err *err)
 {
 	const struct afeed *f = arg;
 
 	(void)err;
 	for (size_t off = 0; off < f->n; off += f->batch)
-		if (fn(f->acc + off, f->n - off < f->batch ? f->n - off : f->batch, fa))
+		if (sink->fn(f->acc + off, f->n - off < f->batch ? f->n - off : f->batch,
+			     sink->fa))
 			return -1;
 	return 0;
 }
@@ -53,22 +54,37 @@ struct pstate {
 	struct hm_wi_counts *c;
 	struct hm_err *err, aerr;	/* aerr: the after side's, on its thread */
 	int dropped;
+	struct hm_access *lent;		/* the after side's slot lent to the feed, or NULL */
+	size_t fed;			/* accesses handed on through lent slots */
+	int placed;			/* this thread places, the after side's only builds */
 };
 
-/* The after side of a chunk: replayed (the new layouts load through libdw, so this is
- * the only thread that may touch types while a pass runs), HITMs dropped against ia,
- * pairs linked, and its lines added. */
-static int after_chunk(struct pstate *ps, const struct hm_access *x, size_t k,
-		       struct hm_err *err)
+/* A chunk replayed into out (x itself: in place), HITMs dropped against ia, pairs
+ * linked. The new layouts load through libdw: one thread places a pass's accesses,
+ * the reading one when it lends the slots, else the after side's. */
+static void place_chunk(struct pstate *ps, const struct hm_access *x, struct hm_access *out,
+			size_t k)
 {
 	struct wrun *r = ps->r;
 
-	hm_wi_replay_batch(r->plan, r->ob, r->nob, x, k, r->rep, r->flags, ps->c);
-	if (ps->ia)
-		ps->dropped |= hm_wi_drop_hitm(r->rep, k, ps->after, ps->ia);
 	if (ps->t)
-		hm_wi_link_batch(ps->t, x, r->rep, r->flags, k, r->plan->line_size);
-	return hm_lines_acc_add(ps->al, r->rep, k, err);
+		hm_wi_lines_of(r->was, x, k, r->plan->line_size);
+	hm_wi_replay_batch(r->plan, r->ob, r->nob, x, k, out, r->flags, ps->c);
+	if (ps->ia)
+		ps->dropped |= hm_wi_drop_hitm(out, k, ps->after, ps->ia);
+	if (ps->t)
+		hm_wi_link_batch(ps->t, r->was, out, r->flags, k, r->plan->line_size);
+}
+
+/* The after side of a chunk: placed unless this pass's reading thread placed it, and its
+ * lines added. */
+static int after_chunk(struct pstate *ps, const struct hm_access *x, size_t k,
+		       struct hm_err *err)
+{
+	if (ps->placed)
+		return hm_lines_acc_add(ps->al, x, k, err);
+	place_chunk(ps, x, ps->r->rep, k);
+	return hm_lines_acc_add(ps->al, ps->r->rep, k, err);
 }
 
 static int after_apart(const struct hm_access *acc, size_t n, void *arg)
@@ -78,13 +94,32 @@ static int after_apart(const struct hm_access *acc, size_t n, void *arg)
 	return after_chunk(ps, acc, n, &ps->aerr);
 }
 
+/* Where this thread places (ps->placed), a chunk of at most HM_HANDOFF_CHUNK in the
+ * after side's slot it was written into, handed on placed. */
+static void hand_placed(struct pstate *ps, struct hm_access *s, size_t k)
+{
+	place_chunk(ps, s, s, k);
+	hm_handoff_commit(ps->apart, k);
+}
+
 /* With two threads the after side takes a copy of each chunk (the feed reuses its
  * buffer), while this thread reads the run and builds the before side from the recorded
- * accesses as they are, unless the first read built it (whatif_before.c). The sides'
- * tables touch no type (lines_merge.c), and each side builds in an arena of its own
- * until it ends. */
+ * accesses as they are, unless the first read built it (whatif_before.c): then this
+ * thread places the copies, as the slots it lends. The sides' tables touch no type
+ * (lines_merge.c), and each side builds in an arena of its own until it ends. */
 static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
 {
+	for (size_t i = 0; ps->placed && i < k; i += HM_HANDOFF_CHUNK) {
+		size_t m = k - i < HM_HANDOFF_CHUNK ? k - i : HM_HANDOFF_CHUNK;
+		struct hm_access *s = hm_handoff_slot(ps->apart);
+
+		if (!s)
+			return -1;
+		memcpy(s, x + i, m * sizeof(*s));
+		hand_placed(ps, s, m);
+	}
+	if (ps->placed)
+		return 0;
 	if (ps->apart ? hm_handoff_copy(ps->apart, x, k) : after_chunk(ps, x, k, ps->err))
 		return -1;
 	return ps->bl && hm_lines_acc_add(ps->bl, x, k, ps->err) ? -1 : 0;
@@ -95,10 +130,36 @@ static int pass_batch(const struct hm_access *x, size_t k, void *arg)
 {
 	struct pstate *ps = arg;
 
+	struct hm_access *lent = ps->lent;
+
+	ps->lent = NULL;
+	if (lent && x == lent) {	/* written in the slot: placed there */
+		ps->fed += k;
+		hand_placed(ps, lent, k);
+		return 0;
+	}
 	for (size_t off = 0; off < k; off += ps->r->batch)
 		if (pass_chunk(ps, x + off, k - off < ps->r->batch ? k - off : ps->r->batch))
 			return -1;
 	return 0;
+}
+
+/* The after side's next slot, lent to a feed that writes its accesses one by one (when
+ * this thread builds no side). It holds the chunk a copy would: at most HM_HANDOFF_CHUNK,
+ * never past the end of an r->batch piece of the feed's HM_WI_BATCH batches, so the after
+ * side's tables are built from the same chunks. */
+static struct hm_access *pass_room(void *arg, size_t *max)
+{
+	struct pstate *ps = arg;
+	size_t in_feed = ps->fed % HM_WI_BATCH, in_batch = in_feed % ps->r->batch;
+	size_t m = HM_HANDOFF_CHUNK;
+
+	if (ps->r->batch - in_batch < m)
+		m = ps->r->batch - in_batch;
+	if (HM_WI_BATCH - in_feed < m)
+		m = HM_WI_BATCH - in_feed;
+	*max = m;
+	return ps->lent = hm_handoff_slot(ps->apart);
 }
 
 /* Accesses replayed at once in batches. Past the line bound each batch's new lines are
@@ -121,12 +182,17 @@ static int pass(struct wrun *r, struct hm_lines_acc *bl, struct hm_lines_acc *al
 {
 	struct pstate ps = {.r = r, .bl = bl, .al = al, .t = t, .after = after, .ia = ia,
 			    .c = c, .err = err};
+	struct hm_wi_sink sink = {pass_batch, NULL, &ps};
 	int rc;
 
 	/* the after side beside the reading; room for 4 chunks in flight */
 	if (r->plan->jobs > 1)
 		ps.apart = hm_handoff_start(8 * HM_HANDOFF_CHUNK, after_apart, &ps);
-	rc = r->feed(r->feed_arg, pass_batch, &ps, err);
+	if (ps.apart && !bl) {	/* this thread only reads: it places, the other builds */
+		sink.room = pass_room;
+		ps.placed = 1;
+	}
+	rc = r->feed(r->feed_arg, &sink, err);
 	if (hm_handoff_end(ps.apart) && (!rc || !err->msg[0])) {
 		*err = ps.aerr;	/* the after side failed: the pass stopped there */
 		rc = -1;
@@ -143,8 +209,9 @@ static int run_whole(struct wrun *r, struct hm_whatif *out, struct hm_wi_lpairs 
 	struct hm_wi_lref *ia;
 	int dropped;
 
+	hm_wi_lines_of(r->was, r->acc, r->n, L);
 	hm_wi_replay_batch(r->plan, r->ob, r->nob, r->acc, r->n, r->rep, r->flags, &out->counts);
-	hm_wi_link_batch(t, r->acc, r->rep, r->flags, r->n, L);
+	hm_wi_link_batch(t, r->was, r->rep, r->flags, r->n, L);
 	if (hm_lines_build(r->a, r->acc, r->n, L, r->window_ns, &out->before, err) ||
 	    hm_lines_build(r->a, r->rep, r->n, L, r->window_ns, &out->after, err))
 		return -1;
@@ -208,9 +275,11 @@ static int run_common(struct wrun *r, const struct hm_wi_sum *sum, struct hm_wha
 
 	r->rep = malloc(r->batch * sizeof(*r->rep));
 	r->flags = malloc(r->batch);
-	if (!r->rep || !r->flags) {
+	r->was = malloc(r->batch * sizeof(*r->was));
+	if (!r->rep || !r->flags || !r->was) {
 		free(r->rep);
 		free(r->flags);
+		free(r->was);
 		return hm_err_set(err, HM_EXIT_ENV, "out of memory replaying %llu accesses: %s",
 				  (unsigned long long)sum->accesses, strerror(ENOMEM));
 	}
@@ -218,6 +287,7 @@ static int run_common(struct wrun *r, const struct hm_wi_sum *sum, struct hm_wha
 	rc = run_lines(r, out, &t, err);
 	free(r->ob);
 	free(r->flags);
+	free(r->was);
 	if (rc) {
 		free(r->rep);
 		free(t.v);

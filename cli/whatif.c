@@ -245,12 +245,11 @@ struct wfeed {
 	struct hm_recording recs[MAX_READS];	/* open to the end: lines point at
 						 * their strings */
 	int nrec, failed;
-	struct hm_access *buf;		/* HM_WI_BATCH accesses */
+	struct hm_access *buf;		/* HM_WI_BATCH accesses, made on first use */
 	size_t nbuf;
 	struct hm_spill *spill;	/* the first read's accesses (resolve/spill.h), or NULL */
 	int reads;
-	int (*fn)(const struct hm_access *acc, size_t n, void *fa);
-	void *fa;
+	const struct hm_wi_sink *sink;
 };
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -286,6 +285,13 @@ static const struct hm_type *first_type(struct wfeed *f, const struct hm_type *t
 	return t1;
 }
 
+static struct hm_access *feed_buf(struct wfeed *f)
+{
+	if (!f->buf && !(f->buf = malloc(HM_WI_BATCH * sizeof(*f->buf))))
+		hm_oom();
+	return f->buf;
+}
+
 static int feed_batch(const struct hm_access *acc, size_t n, void *arg)
 {
 	struct wfeed *f = arg;
@@ -295,7 +301,7 @@ static int feed_batch(const struct hm_access *acc, size_t n, void *arg)
 		f->buf[f->nbuf].type = first_type(f, acc[i].type);
 		if (++f->nbuf == HM_WI_BATCH) {
 			f->nbuf = 0;
-			if (f->fn(f->buf, HM_WI_BATCH, f->fa)) {
+			if (f->sink->fn(f->buf, HM_WI_BATCH, f->sink->fa)) {
 				f->failed = 1;
 				return -1;
 			}
@@ -306,25 +312,30 @@ static int feed_batch(const struct hm_access *acc, size_t n, void *arg)
 
 /* The replay's accesses from the spill: the first read's, with its strings and types
  * (which stay open to the end), as the summary and the plan have them and as a held run
- * is replayed: nothing to map. */
+ * is replayed: nothing to map. They are written where the sink lends room (the after
+ * side's own slots), else into batches of HM_WI_BATCH here. */
 static int spill_read(struct wfeed *f)
 {
-	size_t n;
+	const struct hm_wi_sink *k = f->sink;
 
 	if (hm_spill_rewind(f->spill))
 		return -1;
-	while ((n = hm_spill_read(f->spill, f->buf + f->nbuf, HM_WI_BATCH - f->nbuf)) > 0) {
-		if ((f->nbuf += n) == HM_WI_BATCH) {
-			f->nbuf = 0;
-			if (f->fn(f->buf, HM_WI_BATCH, f->fa))
-				return -1;
-		}
+	for (;;) {
+		size_t max = HM_WI_BATCH, n;
+		struct hm_access *to = k->room ? k->room(k->fa, &max) : feed_buf(f);
+
+		if (!to)
+			return -1;	/* the replay failed: err set by it */
+		if (!(n = hm_spill_read(f->spill, to, max)))
+			return 0;
+		if (k->fn(to, n, k->fa))
+			return -1;
+		if (n < max)
+			return 0;	/* the end */
 	}
-	return 0;
 }
 
-static int feed(void *arg, int (*fn)(const struct hm_access *acc, size_t n, void *fa), void *fa,
-		struct hm_err *err)
+static int feed(void *arg, const struct hm_wi_sink *sink, struct hm_err *err)
 {
 	struct wfeed *f = arg;
 	struct hm_err e = {0};
@@ -333,18 +344,15 @@ static int feed(void *arg, int (*fn)(const struct hm_access *acc, size_t n, void
 	if (f->reads++ == MAX_READS)
 		return hm_err_set(err, HM_EXIT_INPUT, "%s: read more than %d times", f->a->input,
 				  MAX_READS);
-	f->fn = fn;
-	f->fa = fa;
+	f->sink = sink;
 	f->nbuf = 0;
 	f->failed = 0;
-	if (f->spill) {
-		if (spill_read(f) || (f->nbuf && fn(f->buf, f->nbuf, fa)))
-			return -1;	/* err set by fn */
-		return 0;
-	}
+	if (f->spill)
+		return spill_read(f) ? -1 : 0;	/* err set by fn */
+	feed_buf(f);
 	rc = hm_recording_stream(f->a->input, &f->a->ro, NULL, NULL, STREAM_BATCH, feed_batch,
 				 f, &f->recs[f->nrec++], &e);
-	if (!rc && f->nbuf && fn(f->buf, f->nbuf, fa))
+	if (!rc && f->nbuf && sink->fn(f->buf, f->nbuf, sink->fa))
 		f->failed = 1;
 	if (f->failed)
 		return -1;	/* err set by fn */
@@ -365,8 +373,6 @@ static void feed_init(struct wfeed *f, const struct whatif_args *a, const struct
 		if (t && !hm_map64_get(&f->sig, type_sig(t)))
 			hm_map64_put(&f->sig, type_sig(t), (void *)t);
 	}
-	if (!(f->buf = malloc(HM_WI_BATCH * sizeof(*f->buf))))
-		hm_oom();
 }
 
 static void feed_free(struct wfeed *f)

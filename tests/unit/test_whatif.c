@@ -3,6 +3,7 @@
  * order_a/order_b pair and holder_a from examples/bin/whatif_order.o, inode_like from the
  * xfs_like pair, and bitfields from examples/bin/tricky.o. */
 #include "whatif_util.h"
+#include "resolve/handoff.h"
 
 static void test_pad_moves_following_fields(void **state)
 {
@@ -200,13 +201,106 @@ struct afeed1 {
 	size_t n;
 };
 
-static int feed_all(void *arg, int (*fn)(const struct hm_access *acc, size_t n, void *fa),
-		    void *fa, struct hm_err *err)
+static int feed_all(void *arg, const struct hm_wi_sink *sink, struct hm_err *err)
 {
 	struct afeed1 *m = arg;
 
 	(void)err;
-	return fn(m->acc, m->n, fa);
+	return sink->fn(m->acc, m->n, sink->fa);
+}
+
+/* A feed that writes each batch where the replay lends room, as the spill is read back:
+ * lent counts the rooms it wrote into. */
+struct rfeed {
+	const struct hm_access *acc;
+	size_t n, lent, most;
+};
+
+static int feed_room(void *arg, const struct hm_wi_sink *sink, struct hm_err *err)
+{
+	struct rfeed *m = arg;
+
+	(void)err;
+	for (size_t off = 0, k; off < m->n; off += k) {
+		size_t max = HM_WI_BATCH;
+		struct hm_access *to = sink->room ? sink->room(sink->fa, &max) : NULL;
+
+		if (sink->room && !to)
+			return -1;
+		k = m->n - off < max ? m->n - off : max;
+		if (to) {
+			memcpy(to, m->acc + off, k * sizeof(*to));
+			m->lent++;
+			m->most = max > m->most ? max : m->most;
+		}
+		if (sink->fn(to ? to : m->acc + off, k, sink->fa))
+			return -1;
+	}
+	return 0;
+}
+
+/* With the recorded side built during the first read and the after side on a thread of
+ * its own, the replay lends that thread's slots for the feed to write into: the after
+ * side built from them is the one built from copies (the held run handed out whole), on
+ * more accesses than a slot holds. */
+static void test_feed_writes_into_the_after_sides_slots(void **state)
+{
+	struct fx *f = *state;
+	const struct hm_type *ws = type_in(f, FS, "worker_stats");
+	size_t n = 10 * 2 * 1500;
+	struct hm_access *run = malloc(n * sizeof(*run));
+	struct hm_wi_before *b = hm_wi_before_new(64, 0, 0), *b2 = hm_wi_before_new(64, 0, 0);
+	struct hm_wi_sum sum;
+	struct hm_whatif w, w1, w2;
+	struct rfeed rf;
+
+	assert_non_null(run);
+	false_sharing(f, ws, BASE, 1500);
+	for (size_t i = 0; i < n; i++) {
+		run[i] = f->acc[i % f->n];
+		run[i].s.time += (i / f->n) * 10000ull * 1500;
+		run[i].s.addr += (i / f->n) % 3 * 4096;	/* three objects, three lines */
+		run[i].obj_base += (i / f->n) % 3 * 4096;
+	}
+	plan_edit(f, HM_WI_PAD, "worker_stats", "errors", 56);
+	f->plan.jobs = 2;
+	hm_wi_sum_init(&sum, 64);
+	hm_wi_sum_add(&sum, run, n);
+	hm_wi_before_add(b, run, n);
+	hm_wi_before_add(b2, run, n);
+	rf = (struct rfeed){run, n, 0, 0};
+	assert_int_equal(hm_whatif_run_feed(&f->a, &sum, &f->plan, 0, feed_room, &rf, b, &w,
+					    &f->err), 0);
+	assert_true(rf.lent >= n / HM_HANDOFF_CHUNK);
+	assert_int_equal(rf.most, HM_HANDOFF_CHUNK);
+	assert_int_equal(hm_whatif_run_feed(&f->a, &sum, &f->plan, 0, feed_all,
+					    &(struct afeed1){run, n}, NULL, &w1, &f->err), 0);
+	/* a feed that does not write into the room it is lent: placed here all the same */
+	assert_int_equal(hm_whatif_run_feed(&f->a, &sum, &f->plan, 0, feed_all,
+					    &(struct afeed1){run, n}, b2, &w2, &f->err), 0);
+	assert_int_equal(w.after.nr, 6);
+	assert_int_equal(w.after.total, n);
+	for (const struct hm_whatif *o = &w1; o; o = o == &w1 ? &w2 : NULL) {
+		assert_int_equal(w.after.nr, o->after.nr);
+		assert_int_equal(w.after.total, o->after.total);
+		for (size_t i = 0; i < w.after.nr; i++) {
+			assert_int_equal(w.after.lines[i].addr, o->after.lines[i].addr);
+			assert_int_equal(w.after.lines[i].records, o->after.lines[i].records);
+			assert_int_equal(w.after.lines[i].contention, o->after.lines[i].contention);
+			assert_int_equal(w.after.lines[i].verdict, o->after.lines[i].verdict);
+		}
+		assert_int_equal(w.counts.moved, o->counts.moved);
+		assert_int_equal(w.stops, o->stops);
+	}
+	assert_int_equal(w.counts.affected, n);
+	assert_int_equal(w.stops, 3);
+	hm_wi_before_free(b);
+	hm_wi_before_free(b2);
+	hm_whatif_free(&w2);
+	hm_wi_sum_free(&sum);
+	hm_whatif_free(&w);
+	hm_whatif_free(&w1);
+	free(run);
 }
 
 /* The recorded side built during a streamed run's first read, from chunks that are not
@@ -485,6 +579,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_anonymous_packed_and_union, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_type_names_the_nearest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_feed_writes_into_the_after_sides_slots, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_recorded_side_built_during_first_read, setup,
 						teardown),
 	};

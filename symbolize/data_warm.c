@@ -19,7 +19,6 @@
 #include "symbolize/data_int.h"
 
 #include <gelf.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,24 +48,8 @@ struct data_warm {
 	size_t n;			/* files found, set once they are (then a ti looks) */
 	int finished;			/* the thread has been through every file */
 	uint32_t nids;
-	struct {
-		unsigned char id[HM_BUILD_ID_MAX];
-		int size;
-	} ids[];
+	struct hm_debugfile_id ids[];
 };
-
-static int larger_first(const void *x, const void *y)
-{
-	const struct warm_file *a = x, *b = y;
-
-	return a->st.st_size != b->st.st_size ? (a->st.st_size < b->st.st_size ? 1 : -1) : 0;
-}
-
-static int same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
-}
 
 /* The walk is the ti's own only for a file whose DWARF libdw reads as it is. */
 static int walkable(Elf *e)
@@ -136,27 +119,20 @@ static void *warm(void *arg)
 {
 	struct data_warm *w = arg;
 	size_t n = 0;
+	struct hm_debugfile_found *found = hm_debugfile_find_all(w->ids, w->nids, w->dir, &n);
 
-	w->f = calloc(w->nids ? w->nids : 1, sizeof(*w->f));
-	for (uint32_t i = 0; w->f && i < w->nids; i++) {
-		struct warm_file *f = &w->f[n];
-		int fd = hm_debugfile_open_id(w->ids[i].id, w->ids[i].size, w->dir);
-		int keep = fd >= 0 && fstat(fd, &f->st) == 0 && f->st.st_size > 0;
-
-		for (size_t j = 0; keep && j < n; j++)
-			keep = !same_file(&w->f[j].st, &f->st);	/* listed twice */
-		if (!keep) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		f->fd = fd;
-		for (int k = 0; k < DATA_WARM_KINDS; k++)
-			hm_arena_init(&f->arena[k]);
-		n++;
+	if (n && !(w->f = calloc(n, sizeof(*w->f)))) {
+		for (size_t i = 0; i < n; i++)
+			close(found[i].fd);
+		n = 0;
 	}
-	if (n)
-		qsort(w->f, n, sizeof(*w->f), larger_first);	/* libc's before ld.so's */
+	for (size_t i = 0; i < n; i++) {
+		w->f[i].fd = found[i].fd;
+		w->f[i].st = found[i].st;
+		for (int k = 0; k < DATA_WARM_KINDS; k++)
+			hm_arena_init(&w->f[i].arena[k]);
+	}
+	free(found);
 	pthread_mutex_lock(&w->lock);
 	w->n = n;
 	pthread_mutex_unlock(&w->lock);
@@ -184,13 +160,7 @@ void hm_data_warm(struct hm_data *d, const char *dir, const struct hm_perf_build
 	data_warm_end(d);
 	if (!n || !(w = calloc(1, sizeof(*w) + n * sizeof(w->ids[0]))))
 		return;
-	for (uint32_t i = 0; i < n; i++) {
-		if ((ids[i].misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER ||
-		    ids[i].size < 2 || ids[i].size > sizeof(w->ids[0].id))
-			continue;	/* the kernel's files are typed another way */
-		memcpy(w->ids[w->nids].id, ids[i].id, ids[i].size);
-		w->ids[w->nids++].size = ids[i].size;
-	}
+	w->nids = hm_debugfile_ids(ids, n, 1, w->ids);
 	if (dir && !(w->dir = strdup(dir))) {
 		free(w);
 		return;
@@ -260,7 +230,7 @@ int data_warm_take(struct hm_ti *ti, int kind, struct data_index *out)
 		return 0;	/* DWARF in the file itself: not one the thread reads */
 	pthread_mutex_lock(&w->lock);
 	for (size_t i = 0; i < w->n && !f; i++)
-		if (same_file(&w->f[i].st, &st))
+		if (hm_debugfile_same(&w->f[i].st, &st))
 			f = &w->f[i];
 	if (f && f->state[kind] == QUEUED)
 		f->state[kind] = CLAIMED;	/* not begun: walked by the ti, now */

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libdeflate.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -466,48 +467,81 @@ int hm_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GE
 					    debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
-struct hm_debugfile_prefetch {
-	pthread_t th;
-	const char *dir;
-	size_t n;
-	struct {
-		unsigned char id[HM_BUILD_ID_MAX];
-		int size;
-	} ids[];
-};
+uint32_t hm_debugfile_ids(const struct hm_perf_build_id *ids, uint32_t n, int user_only,
+			  struct hm_debugfile_id *out)
+{
+	uint32_t m = 0;
 
-struct pending {
-	int fd;
-	off_t size;
-};
+	for (uint32_t i = 0; i < n; i++) {
+		if ((user_only && (ids[i].misc & PERF_RECORD_MISC_CPUMODE_MASK) !=
+				      PERF_RECORD_MISC_USER) ||
+		    ids[i].size < 2 || ids[i].size > sizeof(out->id))
+			continue;
+		memcpy(out[m].id, ids[i].id, ids[i].size);
+		out[m++].size = ids[i].size;
+	}
+	return m;
+}
+
+int hm_debugfile_same(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
 
 static int larger_first(const void *x, const void *y)
 {
-	const struct pending *a = x, *b = y;
+	const struct hm_debugfile_found *a = x, *b = y;
 
-	return a->size != b->size ? (a->size < b->size ? 1 : -1) : a->fd - b->fd;
+	if (a->st.st_size != b->st.st_size)
+		return a->st.st_size < b->st.st_size ? 1 : -1;
+	return a->fd - b->fd;
 }
+
+struct hm_debugfile_found *hm_debugfile_find_all(const struct hm_debugfile_id *ids, uint32_t n,
+						 const char *dir, size_t *nr)
+{
+	struct hm_debugfile_found *f = calloc(n ? n : 1, sizeof(*f));
+	size_t m = 0;
+
+	*nr = 0;
+	if (!f)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		int fd = hm_debugfile_open_id(ids[i].id, ids[i].size, dir);
+		int keep = fd >= 0 && fstat(fd, &f[m].st) == 0 && f[m].st.st_size > 0;
+
+		for (size_t j = 0; keep && j < m; j++)
+			keep = !hm_debugfile_same(&f[j].st, &f[m].st);	/* listed twice */
+		if (keep)
+			f[m++].fd = fd;
+		else if (fd >= 0)
+			close(fd);
+	}
+	if (!m) {
+		free(f);
+		return NULL;
+	}
+	qsort(f, m, sizeof(*f), larger_first);
+	*nr = m;
+	return f;
+}
+
+struct hm_debugfile_prefetch {
+	pthread_t th;
+	const char *dir;
+	uint32_t n;
+	struct hm_debugfile_id ids[];
+};
 
 /* The largest file first: the first samples' opener then inflates the small ones itself
  * (ld.so's, say) while this thread inflates libc's. */
 static void *prefetch(void *arg)
 {
 	struct hm_debugfile_prefetch *p = arg;
-	struct pending *f = calloc(p->n, sizeof(*f));
-	size_t m = 0;
+	size_t m;
+	struct hm_debugfile_found *f = hm_debugfile_find_all(p->ids, p->n, p->dir, &m);
 
-	if (!f)
-		return NULL;
-	for (size_t i = 0; i < p->n; i++) {
-		struct stat st;
-		int fd = open_by_id(p->ids[i].id, p->ids[i].size, p->dir, NULL);
-
-		if (fd >= 0 && !fstat(fd, &st))
-			f[m++] = (struct pending){fd, st.st_size};
-		else if (fd >= 0)
-			close(fd);
-	}
-	qsort(f, m, sizeof(*f), larger_first);
 	for (size_t i = 0; i < m; i++)
 		close(hm_debugfile_inflated(f[i].fd));
 	free(f);
@@ -522,12 +556,7 @@ struct hm_debugfile_prefetch *hm_debugfile_prefetch(const char *dir,
 	if (!n || !(p = calloc(1, sizeof(*p) + n * sizeof(p->ids[0]))))
 		return NULL;
 	p->dir = dir ? dir : HM_DEBUG_DIR;
-	for (uint32_t i = 0; i < n; i++) {
-		if (ids[i].size < 2 || ids[i].size > sizeof(ids[i].id))
-			continue;
-		memcpy(p->ids[p->n].id, ids[i].id, ids[i].size);
-		p->ids[p->n++].size = ids[i].size;
-	}
+	p->n = hm_debugfile_ids(ids, n, 0, p->ids);
 	if (!p->n || pthread_create(&p->th, NULL, prefetch, p)) {
 		free(p);	/* no thread to be had: each file is inflated when first opened */
 		return NULL;

@@ -25,6 +25,8 @@
 
 #include <elfutils/libdwfl.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include "core/buildid.h"
 #include "core/perfdata.h"
 
 int hm_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
@@ -44,6 +46,30 @@ int hm_debugfile_open_id(const unsigned char *bits, int n, const char *dir);
  * sections is compressed, else a new descriptor of the inflated copy (fd is closed).
  * Safe to call from several threads. */
 int hm_debugfile_inflated(int fd);
+
+/* A build-id from a recording's table worth looking up (its size 2 to HM_BUILD_ID_MAX). */
+struct hm_debugfile_id {
+	unsigned char id[HM_BUILD_ID_MAX];
+	int size;
+};
+/* Copies those of ids[0, n) into out (room for n); user_only leaves the kernel's out (their
+ * files are typed another way). Returns how many. */
+uint32_t hm_debugfile_ids(const struct hm_perf_build_id *ids, uint32_t n, int user_only,
+			  struct hm_debugfile_id *out);
+
+/* One file (device, inode, size and modification time). */
+int hm_debugfile_same(const struct stat *a, const struct stat *b);
+
+/* A debug file found by build-id: fd as hm_debugfile_open_id gives it (not inflated). */
+struct hm_debugfile_found {
+	int fd;
+	struct stat st;
+};
+/* The debug files of ids[0, n) under dir/.build-id/ (dir NULL: /usr/lib/debug), each file
+ * once however many ids name it, empty ones left out, the largest first (libc's before
+ * ld.so's): *nr of them, malloc'd, the caller's to close and free; NULL when none. */
+struct hm_debugfile_found *hm_debugfile_find_all(const struct hm_debugfile_id *ids, uint32_t n,
+						 const char *dir, size_t *nr);
 
 /* Starts making, on a thread of its own, the copies of the debug files (under
  * dir/.build-id/; dir NULL: /usr/lib/debug) of the n build-ids: a recording's table of the files its

@@ -286,6 +286,58 @@ static void test_prefetch_makes_the_copy_the_opener_gets(void **state)
 	dwfl_end(dwfl);
 }
 
+/* A recording's build-id table as the helper threads take it: the kernel's entries left
+ * out where asked, then each debug file found once (two ids of one file, an id with no
+ * file, an empty file: one, none, none), the largest first. */
+static void test_find_all_each_file_once_largest_first(void **state)
+{
+	struct hm_perf_build_id t[6] = {{.size = (uint8_t)P.id_size, .misc = PERF_RECORD_MISC_USER},
+					{.size = (uint8_t)P.id_size, .misc = PERF_RECORD_MISC_USER},
+					{.size = (uint8_t)P.id_size, .misc = PERF_RECORD_MISC_KERNEL},
+					{.size = 20, .misc = PERF_RECORD_MISC_USER},
+					{.size = 1, .misc = PERF_RECORD_MISC_USER},
+					{.misc = PERF_RECORD_MISC_USER}};
+	struct hm_debugfile_id ids[6];
+	struct hm_debugfile_found *f;
+	struct stat small, large;
+	uint8_t rid[20];
+	size_t rn = elf_build_id(P.rebuilt, rid), n;
+	char path[700], hex[64] = "", *h = hex;
+
+	(void)state;
+	put_at_build_id(zdebug, 0);	/* compressed: smaller than the rebuilt program */
+	for (size_t i = 1; i < rn; i++)
+		h += sprintf(h, "%02x", rid[i]);
+	snprintf(path, sizeof(path), "%s/.build-id/%02x/%s.debug", bids, rid[0], hex);
+	assert_int_equal(run("mkdir -p %s/.build-id/%02x && cp %s %s", bids, rid[0], P.rebuilt,
+			     path), 0);
+	for (int i = 0; i < 3; i++)
+		memcpy(t[i].id, P.id, P.id_size);
+	memset(t[3].id, 0xcd, sizeof(t[3].id));
+	memcpy(t[5].id, rid, rn);
+	t[5].size = (uint8_t)rn;
+	assert_int_equal(hm_debugfile_ids(t, 6, 0, ids), 5);
+	assert_int_equal(hm_debugfile_ids(t, 6, 1, ids), 4);
+	assert_memory_equal(ids[3].id, rid, rn);
+	assert_true(stat(zdebug, &small) == 0 && stat(P.rebuilt, &large) == 0);
+	assert_true(small.st_size < large.st_size);
+	f = hm_debugfile_find_all(ids, 4, bids, &n);
+	assert_non_null(f);
+	assert_int_equal(n, 2);
+	assert_int_equal(f[0].st.st_size, large.st_size);
+	assert_int_equal(f[1].st.st_size, small.st_size);
+	assert_true(hm_debugfile_same(&f[0].st, &f[0].st));
+	assert_false(hm_debugfile_same(&f[0].st, &f[1].st));
+	for (size_t i = 0; i < n; i++)
+		close(f[i].fd);
+	free(f);
+	assert_null(hm_debugfile_find_all(ids + 2, 1, bids, &n));	/* no such file */
+	assert_int_equal(n, 0);
+	assert_int_equal(run("rm %s && touch %s", path, path), 0);	/* empty */
+	assert_null(hm_debugfile_find_all(ids + 3, 1, bids, &n));
+	assert_int_equal(run("rm %s", path), 0);
+}
+
 /* The opener and the prefetch at once: whichever comes second waits for the first's copy. */
 static void test_prefetch_and_opener_at_once_make_one_copy(void **state)
 {
@@ -380,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_other_build_at_the_path_refused),
 		cmocka_unit_test(test_prefetch_makes_the_copy_the_opener_gets),
 		cmocka_unit_test(test_prefetch_and_opener_at_once_make_one_copy),
+		cmocka_unit_test(test_find_all_each_file_once_largest_first),
 		cmocka_unit_test(test_damaged_sections_are_read_as_they_are),
 	};
 

@@ -401,20 +401,18 @@ static int cmp_static(const void *x, const void *y)
 	return a->size > b->size ? -1 : a->size < b->size;	/* the enclosing one first */
 }
 
+static void statics_unit(Dwarf_Die *cu, void *arg)
+{
+	scan_statics(arg, cu, 0);
+}
+
 int data_statics_scan(Dwarf *dw, struct hm_arena *arena, atomic_int *stop, struct data_index *out)
 {
 	struct statics_buf b = {dw, arena, NULL, 0, 0};
-	Dwarf_CU *cu = NULL, *next;
-	Dwarf_Die cudie;
-	uint8_t unit_type;
 
-	while (dwarf_get_units(dw, cu, &next, NULL, &unit_type, &cudie, NULL) == 0) {
-		if (stop && atomic_load(stop)) {
-			free(b.v);
-			return -1;
-		}
-		cu = next;
-		scan_statics(&b, &cudie, 0);
+	if (data_each_unit(dw, 0, stop, statics_unit, &b)) {
+		free(b.v);
+		return -1;
 	}
 	*out = (struct data_index){b.v, b.n};
 	return 0;

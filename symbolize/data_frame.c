@@ -160,21 +160,18 @@ static int cmp_fidx(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
+static void frame_unit(Dwarf_Die *cu, void *arg)
+{
+	scan_funcs(arg, cu, 0);
+}
+
 int data_frame_scan(Dwarf *dw, struct hm_arena *arena, atomic_int *stop, struct data_index *out)
 {
 	struct fidx_buf b = {dw, arena, NULL, 0, 0};
-	Dwarf_CU *cu = NULL, *next;
-	Dwarf_Die cudie;
-	uint8_t unit_type;
 
-	while (dw && dwarf_get_units(dw, cu, &next, NULL, &unit_type, &cudie, NULL) == 0) {
-		if (stop && atomic_load(stop)) {
-			free(b.v);
-			return -1;
-		}
-		cu = next;
-		if (unit_type != DW_UT_type && unit_type != DW_UT_split_type)
-			scan_funcs(&b, &cudie, 0);
+	if (dw && data_each_unit(dw, 1, stop, frame_unit, &b)) {
+		free(b.v);
+		return -1;
 	}
 	if (b.n)
 		hm_sort(b.v, b.n, sizeof(*b.v), cmp_fidx);

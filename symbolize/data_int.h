@@ -72,6 +72,10 @@ enum { DATA_WARM_FUNCS, DATA_WARM_STATICS, DATA_WARM_KINDS };
  * storage in DWARF order (data_dwarf.c; struct hm_ti_static). 0, or -1 when *stop was set
  * between two units (nothing kept). */
 int data_frame_scan(Dwarf *dw, struct hm_arena *arena, atomic_int *stop, struct data_index *out);
+/* fn on the DIE of each unit of dw, in order (type units left out when skip_types); -1
+ * when stop was set before the last one (checked before each unit), else 0. */
+int data_each_unit(Dwarf *dw, int skip_types, atomic_int *stop,
+		   void (*fn)(Dwarf_Die *cu, void *arg), void *arg);
 int data_statics_scan(Dwarf *dw, struct hm_arena *arena, atomic_int *stop, struct data_index *out);
 /* The kind's index of ti's debug file when the warm thread built it or is building it (then
  * it waits): *out set, its arena moved into ti's, 1. 0: not built ahead, and from now on

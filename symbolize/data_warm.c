@@ -18,6 +18,7 @@
  * depend on which thread made them. */
 #include "symbolize/data_int.h"
 
+#include <dwarf.h>
 #include <gelf.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -50,6 +51,23 @@ struct data_warm {
 	uint32_t nids;
 	struct hm_debugfile_id ids[];
 };
+
+int data_each_unit(Dwarf *dw, int skip_types, atomic_int *stop,
+		   void (*fn)(Dwarf_Die *cu, void *arg), void *arg)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+
+	while (dwarf_get_units(dw, cu, &next, NULL, &unit_type, &cudie, NULL) == 0) {
+		if (stop && atomic_load(stop))
+			return -1;
+		cu = next;
+		if (!skip_types || (unit_type != DW_UT_type && unit_type != DW_UT_split_type))
+			fn(&cudie, arg);
+	}
+	return 0;
+}
 
 /* The walk is the ti's own only for a file whose DWARF libdw reads as it is. */
 static int walkable(Elf *e)

@@ -81,7 +81,7 @@ check: deps
 	@$(MAKE) --no-print-directory tsan-build >/dev/null
 	@BUILD=build-tsan HITMAP=./build-tsan/hitmap HM_RESULTS=$(BUILD)/results.tsan HM_SUITE=tsan \
 		HM_E2E="tests/e2e/jobs.sh tests/e2e/whatif_stream.sh" \
-		HM_UNITS="build-tsan/tests/test_debugfile build-tsan/tests/test_handoff build-tsan/tests/test_warm" \
+		HM_UNITS="build-tsan/tests/test_debugfile build-tsan/tests/test_handoff build-tsan/tests/test_warm build-tsan/tests/test_whatif" \
 		TSAN_OPTIONS=halt_on_error=1 \
 		tests/run.sh || true
 	@tests/total.sh $(BUILD)/results.normal $(BUILD)/results.asan $(BUILD)/results.tsan
@@ -97,11 +97,14 @@ asan-build:
 # tests/e2e/whatif_stream.sh (a streamed whatif's first read hands its accesses on); and
 # test_debugfile (debug files inflated ahead on a thread while an opener waits for them);
 # test_handoff (batches the consumer's thread gathers from the producer's array);
-# test_warm (a file's indexes built ahead on a thread while a ti waits for them).
+# test_warm (a file's indexes built ahead on a thread while a ti waits for them);
+# test_whatif (the replay's reading thread places accesses in slots it hands to the
+# after side's thread).
 tsan-build:
 	@$(MAKE) --no-print-directory BUILD=build-tsan BIN=build-tsan/hitmap \
 		CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" build-tsan/hitmap \
-		build-tsan/tests/test_debugfile build-tsan/tests/test_handoff build-tsan/tests/test_warm
+		build-tsan/tests/test_debugfile build-tsan/tests/test_handoff build-tsan/tests/test_warm \
+		build-tsan/tests/test_whatif
 
 asan: deps asan-build examples
 	@BUILD=build-asan HITMAP=./build-asan/hitmap HM_SUITE=asan tests/run.sh

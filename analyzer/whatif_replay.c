@@ -117,14 +117,13 @@ static int map_memo(const struct hm_wi_plan *p, struct memo *m, const struct hm_
 	return e->rc;
 }
 
-/* Moves one access of object o into y (x itself, or a copy of it); *flag = 1 for an
- * access to a changed object. */
+/* Moves access y of object o where the plan puts it; *flag = 1 for an access to a changed
+ * object. */
 static void place(const struct hm_wi_plan *p, struct memo *m, const struct hm_wi_obj *o,
-		  const struct hm_access *x, struct hm_access *y, uint8_t *flag,
-		  struct hm_wi_counts *c)
+		  struct hm_access *y, uint8_t *flag, struct hm_wi_counts *c)
 {
-	uint64_t off, addr = x->s.addr, skew = x->s.addr - x->obj_base - x->field_off;
-	int rc = map_memo(p, m, x->type, x->field_off, &off);
+	uint64_t off, addr = y->s.addr, skew = y->s.addr - y->obj_base - y->field_off;
+	int rc = map_memo(p, m, y->type, y->field_off, &off);
 
 	if (rc == -1) {
 		y->s.addr = 0;
@@ -132,7 +131,7 @@ static void place(const struct hm_wi_plan *p, struct memo *m, const struct hm_wi
 		return;
 	}
 	if (rc)
-		off = x->field_off;
+		off = y->field_off;
 	y->obj_base = o->new_base;
 	y->field_off = off;
 	y->s.addr = o->new_base + off + skew;
@@ -235,7 +234,7 @@ void hm_wi_replay_batch(const struct hm_wi_plan *p, const struct hm_wi_obj *ob, 
 		if ((!o || cmp_wobj(&key, o)) &&
 		    !(o = bsearch(&key, ob, nob, sizeof(*ob), cmp_wobj)))
 			continue;
-		place(p, m, o, &out[i], &out[i], flags ? &flags[i] : NULL, c);
+		place(p, m, o, &out[i], flags ? &flags[i] : NULL, c);
 	}
 }
 

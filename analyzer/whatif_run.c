@@ -20,7 +20,7 @@ struct wrun {
 	size_t nob;
 	struct hm_access *rep;
 	uint8_t *flags;
-	struct hm_wi_bline *was;		/* lines before of the batch being placed */
+	struct hm_wi_bline *was;	/* lines before of the batch being placed */
 	hm_wi_feed feed;		/* hands out the run's batches, once per pass */
 	void *feed_arg;
 	struct hm_wi_before *before;	/* the recorded side, built already, or NULL */
@@ -102,14 +102,11 @@ static void hand_placed(struct pstate *ps, struct hm_access *s, size_t k)
 	hm_handoff_commit(ps->apart, k);
 }
 
-/* With two threads the after side takes a copy of each chunk (the feed reuses its
- * buffer), while this thread reads the run and builds the before side from the recorded
- * accesses as they are, unless the first read built it (whatif_before.c): then this
- * thread places the copies, as the slots it lends. The sides' tables touch no type
- * (lines_merge.c), and each side builds in an arena of its own until it ends. */
-static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
+/* Where this thread places, a batch the feed wrote elsewhere: copied into slots in the
+ * chunks hm_handoff_copy makes, each placed there before it is handed on. */
+static int hand_copies(struct pstate *ps, const struct hm_access *x, size_t k)
 {
-	for (size_t i = 0; ps->placed && i < k; i += HM_HANDOFF_CHUNK) {
+	for (size_t i = 0; i < k; i += HM_HANDOFF_CHUNK) {
 		size_t m = k - i < HM_HANDOFF_CHUNK ? k - i : HM_HANDOFF_CHUNK;
 		struct hm_access *s = hm_handoff_slot(ps->apart);
 
@@ -118,8 +115,18 @@ static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
 		memcpy(s, x + i, m * sizeof(*s));
 		hand_placed(ps, s, m);
 	}
+	return 0;
+}
+
+/* With two threads the after side takes a copy of each chunk (the feed reuses its
+ * buffer), while this thread reads the run and builds the before side from the recorded
+ * accesses as they are, unless the first read built it (whatif_before.c): then this
+ * thread places the copies, as the slots it lends. The sides' tables touch no type
+ * (lines_merge.c), and each side builds in an arena of its own until it ends. */
+static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
+{
 	if (ps->placed)
-		return 0;
+		return hand_copies(ps, x, k);
 	if (ps->apart ? hm_handoff_copy(ps->apart, x, k) : after_chunk(ps, x, k, ps->err))
 		return -1;
 	return ps->bl && hm_lines_acc_add(ps->bl, x, k, ps->err) ? -1 : 0;
@@ -129,7 +136,6 @@ static int pass_chunk(struct pstate *ps, const struct hm_access *x, size_t k)
 static int pass_batch(const struct hm_access *x, size_t k, void *arg)
 {
 	struct pstate *ps = arg;
-
 	struct hm_access *lent = ps->lent;
 
 	ps->lent = NULL;

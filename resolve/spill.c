@@ -118,20 +118,19 @@ size_t hm_spill_read(struct hm_spill *s, struct hm_access *out, size_t max)
 		uint64_t *prev;
 		const uint8_t *p;
 
-		/* a whole record is in buf unless the file ends: then only whole ones are
-		 * left (the file is ours), which the check below keeps to */
-		if (s->len - s->at < MAX_REC) {
-			refill(s);
-			if (s->len - s->at < 4)
-				break;	/* the end */
-			memcpy(&mask, s->buf + s->at, 4);
-			if (s->len - s->at < 4 + 8 * (size_t)__builtin_popcount(mask << 8 >> 8))
-				break;
-		}
+		if (s->len - s->at < MAX_REC)
+			refill(s);	/* a whole record in buf, unless the file ends */
+		if (s->len - s->at < 4)
+			break;	/* the end */
 		memcpy(&mask, s->buf + s->at, 4);
 		prev = s->prev[(mask >> SLOT_SHIFT) % SLOTS];
+		mask &= (1u << SLOT_SHIFT) - 1;
+		/* sized only near the end (a cut record cannot be: the file is ours) */
+		if (s->len - s->at < MAX_REC &&
+		    s->len - s->at < 4 + 8 * (size_t)__builtin_popcount(mask))
+			break;
 		p = s->buf + s->at + 4;
-		for (mask &= (1u << SLOT_SHIFT) - 1; mask; mask &= mask - 1, p += 8)
+		for (; mask; mask &= mask - 1, p += 8)
 			memcpy(&prev[__builtin_ctz(mask)], p, 8);
 		memcpy(&out[n++], prev, sizeof(*out));
 		s->at = (size_t)(p - s->buf);

@@ -47,6 +47,7 @@ enum hm_perf_feat {
 	/* hitmap's own: the kernel's slab pages at the end of `record -k` (core/kslab.h).
 	 * perf processes only the feature bits it knows, in order, so a bit far above its
 	 * last one is skipped by perf report, perf script and perf c2c. */
+	HM_PERF_FEAT_HITMAP_INDEX = 249,	/* where the records other than samples lie */
 	HM_PERF_FEAT_HITMAP_KSLAB = 250,
 	HM_PERF_FEAT_BITS = 256,
 };
@@ -195,6 +196,9 @@ struct hm_perf_features {
 	const uint8_t *kslab;		/* HITMAP_KSLAB's bytes (core/kslab.h), or NULL; when
 					 * read, they live as long as the reader */
 	size_t kslab_len;
+	const uint8_t *index;		/* HITMAP_INDEX's bytes (core/perfdata_index.c), or
+					 * NULL; read only: the writer builds its own */
+	size_t index_len;
 };
 
 struct hm_perfdata_stats {
@@ -234,6 +238,23 @@ const struct hm_perf_features *hm_perfdata_features(const struct hm_perfdata *pd
 const struct hm_perfdata_stats *hm_perfdata_stats(const struct hm_perfdata *pd);
 /* A one-line warning (data never finalised, cut-off last record), or NULL. */
 const char *hm_perfdata_warning(const struct hm_perfdata *pd);
+/* The record index a hitmap writer left (hm_perfdata_index_samples): the file offsets of
+ * every record but samples and FINISHED_ROUND, and of the samples of the events it lists
+ * (hm_perfdata_index_lists), ascending. 1 with them; 0 when the file has none, or one that
+ * does not describe its data section (another tool rewrote the file): read it whole. */
+int hm_perfdata_index(struct hm_perfdata *pd, const uint64_t **off, uint64_t *nr);
+/* 1 when reading the index's records one by one (hm_perfdata_next_at, a 4 KB read each
+ * that the last one did not cover) reads less than a quarter of the data section: where
+ * it would read more, reading the file whole costs less. */
+int hm_perfdata_index_pays(struct hm_perfdata *pd);
+/* 1 when the index lists every sample of event attr. */
+int hm_perfdata_index_lists(const struct hm_perfdata *pd, uint32_t attr);
+/* The record at off, one of the index's offsets: 1 with *ev filled as hm_perfdata_next
+ * fills it, 0 when the reader took the record itself (an event's name), negative on error
+ * (damage, or no record the reader returns starts there: the index is wrong). A regular
+ * file only; hm_perfdata_next goes on after the record. */
+int hm_perfdata_next_at(struct hm_perfdata *pd, uint64_t off, struct hm_perf_event *ev,
+			struct hm_err *err);
 
 /* The latency perf reports: var1 for WEIGHT_STRUCT, the whole u64 for WEIGHT. */
 uint64_t hm_perf_sample_weight(const struct hm_perf_event *ev);
@@ -272,6 +293,11 @@ int hm_perfdata_sync(struct hm_perfdata_writer *w, struct hm_err *err);
 /* Writes the features (NULL: none but EVENT_DESC) and the final header. */
 int hm_perfdata_finish(struct hm_perfdata_writer *w, const struct hm_perf_features *feat,
 		       struct hm_err *err);
+/* From now on the file gets a record index (core/perfdata_index.c) that lists the samples
+ * of the events marked in of (nr_attrs entries by attr index; NULL: none): written by
+ * hm_perfdata_finish, unless a sample's event could not be told (several events whose ids
+ * are not all at one place) or it grew past 4M entries. A file, not a pipe. */
+void hm_perfdata_index_samples(struct hm_perfdata_writer *w, const uint8_t *of);
 /* Closes and frees; after finish, or to abandon a file (which stays readable to the last sync). */
 void hm_perfdata_writer_close(struct hm_perfdata_writer *w);
 uint64_t hm_perfdata_written(const struct hm_perfdata_writer *w);	/* data bytes so far */

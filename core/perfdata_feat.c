@@ -74,6 +74,8 @@ void hm_pd_feat_what(int f, char *buf, size_t len)
 {
 	if (f == HM_PERF_FEAT_HITMAP_KSLAB)
 		snprintf(buf, len, "hitmap's kernel slab feature section");
+	else if (f == HM_PERF_FEAT_HITMAP_INDEX)
+		snprintf(buf, len, "hitmap's record index feature section");
 	else if (f >= 0 && (size_t)f < sizeof(feat_names) / sizeof(feat_names[0]))
 		snprintf(buf, len, "the %s feature section", feat_names[f]);
 	else
@@ -232,6 +234,11 @@ int hm_pd_feat_parse(struct hm_perfdata *pd, int f, const uint8_t *p, size_t len
 	if (f == HM_PERF_FEAT_HITMAP_KSLAB) {	/* checked where it is decoded */
 		pd->feat.kslab = p;
 		pd->feat.kslab_len = len;
+		return 0;
+	}
+	if (f == HM_PERF_FEAT_HITMAP_INDEX) {	/* checked where it is used */
+		pd->feat.index = p;
+		pd->feat.index_len = len;
 		return 0;
 	}
 	hm_pcur_init(&c, p, len);

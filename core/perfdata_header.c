@@ -169,7 +169,7 @@ int hm_pd_read_file_header(struct hm_perfdata *pd, uint64_t hsize, struct hm_err
 		return -1;
 	data_off = mem_u64(pd, 40);
 	data_size = mem_u64(pd, 48);
-	pd->pos = data_off;
+	pd->pos = pd->data_off = data_off;
 	if (data_size == 0) {
 		/* perf record was killed before it wrote the size: the events run to EOF. */
 		if (section_ok(pd, data_off, 0, "the data section", err) < 0)

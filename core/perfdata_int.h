@@ -118,6 +118,12 @@ struct hm_perfdata {
 	uint64_t buf_off;		/* stream offset of buf[0] */
 	int eof;
 	uint64_t pos, end;		/* next record; end of the data section */
+	uint64_t data_off;		/* start of the data section (file mode) */
+	int seek;			/* hm_perfdata_next_at: a small window will do */
+	int index_state;		/* hm_perfdata_index: 0 not looked, 1 valid, -1 none */
+	uint64_t *index, nr_index;
+	int index_pays;			/* reading its records costs less than the file */
+	const uint8_t *index_of;	/* by attr: 1 where its samples are listed */
 	int tolerant_tail;		/* data size was 0: a cut-off last record ends the read */
 	int pending;			/* rec holds a record read ahead at open, not yet returned */
 	uint64_t *rec;			/* aligned copy of the current record: HM_PD_REC_MAX */
@@ -175,6 +181,26 @@ void hm_pd_apply_names(struct hm_perfdata *pd);
 /* Builds feature f's section body; returns 0 when feat lacks it. */
 int hm_pd_feat_build(int f, const struct hm_perf_features *feat, const struct hm_perf_attr *attrs,
 		     uint32_t nr_attrs, uint32_t attr_size, struct hm_pbuf *b);
+
+/* A record read by hm_perfdata_next_at comes with the bytes after it up to this many
+ * (its window); perfdata_index.c counts those reads. */
+#define HM_PD_SEEK_WIN (4u << 10)
+
+/* perfdata_index.c: the writer's side of the record index */
+struct hm_pd_index;
+/* Lists the samples of the attrs marked in of (NULL: none). */
+struct hm_pd_index *hm_pd_index_new(const struct hm_perf_attr *attrs, uint32_t nr,
+				    const uint8_t *of);
+void hm_pd_index_free(struct hm_pd_index *x);
+/* The record rec (size bytes) is about to be appended at file offset off; attr: its
+ * event's index when the caller knows it, else -1 (read from a sample's id). */
+void hm_pd_index_note(struct hm_pd_index *x, uint64_t off, const void *rec, size_t size,
+		      int attr);
+/* Forgets the records at end and after (a write failed: the file was cut back). */
+void hm_pd_index_cut(struct hm_pd_index *x, uint64_t end);
+/* The section's body; 0 when there is no index to write. */
+int hm_pd_index_build(const struct hm_pd_index *x, uint64_t data_off, uint64_t data_size,
+		      struct hm_pbuf *b);
 
 /* perfdata_sample.c */
 int hm_pd_id_pos(uint64_t sample_type);

@@ -283,11 +283,15 @@ static int record_cut(struct hm_perfdata *pd, uint64_t need, struct hm_err *err)
  * for; a record is at most 64 KB. Where pread fails, the mapping answers. */
 #define WIN_CAP (1u << 20)
 
-/* The bytes at off, as the window holds them: filled anew from off. */
-static const uint8_t *win_fill(struct hm_perfdata *pd, uint64_t off)
+/* hm_perfdata_next_at's window (HM_PD_SEEK_WIN): the index's records are sparse in the
+ * file, so a read of WIN_CAP for each would read much of it. */
+#define SEEK_WIN HM_PD_SEEK_WIN
+
+/* The bytes at off, as the window holds them: filled anew from off, cap bytes at most. */
+static const uint8_t *win_fill(struct hm_perfdata *pd, uint64_t off, size_t cap)
 {
 	const uint8_t *mapped = pd->mem + off;
-	size_t want = pd->mem_len - off < WIN_CAP ? (size_t)(pd->mem_len - off) : WIN_CAP, got = 0;
+	size_t want = pd->mem_len - off < cap ? (size_t)(pd->mem_len - off) : cap, got = 0;
 
 	if (!pd->win && !(pd->win = malloc(WIN_CAP)))
 		return mapped;
@@ -314,7 +318,7 @@ static const uint8_t *win_get(struct hm_perfdata *pd, uint64_t off)
 {
 	if (off >= pd->win_off && off + 8 <= pd->win_off + pd->win_len)
 		return pd->win + (off - pd->win_off);
-	return win_fill(pd, off);
+	return win_fill(pd, off, pd->seek ? SEEK_WIN : WIN_CAP);
 }
 
 /* A mapped file is read once, front to back: the pages already read are handed back every
@@ -368,7 +372,7 @@ static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 			if (h.size > pd->mem_len - pd->pos)
 				return record_cut(pd, h.size, err);
 			if (pd->mem_mapped && pd->pos + h.size > pd->win_off + pd->win_len)
-				p = win_fill(pd, pd->pos);
+				p = win_fill(pd, pd->pos, pd->seek ? SEEK_WIN + h.size : WIN_CAP);
 		} else if ((rc = src_get(pd, pd->pos, h.size, &p, err)) <= 0) {
 			return rc < 0 ? -1 : record_cut(pd, h.size, err);
 		}
@@ -425,6 +429,32 @@ int hm_perfdata_next(struct hm_perfdata *pd, struct hm_perf_event *ev, struct hm
 	}
 }
 
+int hm_perfdata_next_at(struct hm_perfdata *pd, uint64_t off, struct hm_perf_event *ev,
+			struct hm_err *err)
+{
+	int rc;
+
+	if (!pd->mem || pd->pipe || off < pd->data_off || off >= pd->end)
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: no record at byte %" PRIu64 " (outside "
+				  "the data section): the record index is wrong; the file is "
+				  "damaged", pd->name, off);
+	pd->pending = 0;
+	pd->pos = off;
+	pd->seek = 1;
+	rc = next_record(pd, err);
+	pd->seek = 0;
+	if (rc < 0)
+		return -1;
+	if (rc == 0 || pd->rec_off != off)	/* a sample the caller does not want */
+		return hm_err_set(err, HM_EXIT_INPUT, "%s: the record index names byte %" PRIu64
+				  ", where no record it lists starts: the file is damaged",
+				  pd->name, off);
+	rc = hm_pd_dispatch(pd, ev, err);
+	if (rc < 0 || skip_extra(pd, hm_pd_extra_bytes(pd), err) < 0)
+		return -1;
+	return rc;
+}
+
 void hm_perfdata_want_samples(struct hm_perfdata *pd,
 			      int (*want)(const struct hm_perf_attr *a, void *arg), void *arg)
 {
@@ -447,6 +477,7 @@ void hm_perfdata_close(struct hm_perfdata *pd)
 		free((void *)pd->mem);
 	free(pd->buf);
 	free(pd->win);
+	free(pd->index);
 	free(pd->rec);
 	free(pd->attrs);
 	free(pd->descs);

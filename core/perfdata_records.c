@@ -268,8 +268,9 @@ static int read_header_feature(struct hm_perfdata *pd, struct hm_err *err)
 	if (size < 16)
 		return bad_record(pd, "feature", err);
 	memcpy(&feat, rec_bytes(pd) + 8, 8);
-	/* the record buffer is reused: hitmap never writes its slab facts to a pipe */
-	if (feat >= HM_PERF_FEAT_BITS || feat == HM_PERF_FEAT_HITMAP_KSLAB)
+	/* the record buffer is reused: hitmap never writes its slab facts or its index to a pipe */
+	if (feat >= HM_PERF_FEAT_BITS || feat == HM_PERF_FEAT_HITMAP_KSLAB ||
+	    feat == HM_PERF_FEAT_HITMAP_INDEX)
 		return 0;
 	if (hm_pd_feat_parse(pd, (int)feat, rec_bytes(pd) + 16, size - 16, pd->rec_off + 16,
 			     err) < 0)

@@ -22,6 +22,7 @@ struct hm_perfdata_writer {
 	uint64_t on_disk;		/* data bytes known written: what the header claims */
 	struct hm_pbuf out;		/* records not yet written */
 	struct hm_pbuf rec;		/* the record being built */
+	struct hm_pd_index *index;	/* hm_perfdata_index_samples, or NULL */
 };
 
 struct file_header {
@@ -89,6 +90,7 @@ static int flush(struct hm_perfdata_writer *w, struct hm_err *err)
 		if (ftruncate(w->fd, (off_t)(w->data_off + w->on_disk)) == 0)
 			lseek(w->fd, 0, SEEK_END);
 		w->data_size = w->on_disk;
+		hm_pd_index_cut(w->index, w->data_off + w->data_size);
 		write_header(w, NULL, &ignore);
 	}
 	w->out.len = 0;
@@ -376,6 +378,7 @@ int hm_perfdata_write(struct hm_perfdata_writer *w, const struct hm_perf_event *
 				  w->rec.len);
 	h = (struct perf_event_header){ev->type, (uint16_t)misc, (uint16_t)w->rec.len};
 	memcpy(w->rec.p, &h, sizeof(h));
+	hm_pd_index_note(w->index, w->data_off + w->data_size, w->rec.p, w->rec.len, (int)idx);
 	hm_pbuf_put(&w->out, w->rec.p, w->rec.len);
 	w->data_size += w->rec.len;
 	/* Every flush also records the size: a kill loses at most the unflushed buffer. */
@@ -394,6 +397,7 @@ int hm_perfdata_write_raw(struct hm_perfdata_writer *w, const void *rec, size_t 
 	if (h.size != size)
 		return hm_err_set(err, HM_EXIT_USAGE, "%s: a raw record says %u bytes but %zu were "
 				  "given", w->path, h.size, size);
+	hm_pd_index_note(w->index, w->data_off + w->data_size, rec, size, -1);
 	hm_pbuf_put(&w->out, rec, size);
 	w->data_size += size;
 	return w->out.len >= FLUSH_AT ? hm_perfdata_sync(w, err) : 0;
@@ -411,6 +415,7 @@ static const int written_feats[] = {
 	HM_PERF_FEAT_VERSION, HM_PERF_FEAT_ARCH, HM_PERF_FEAT_NRCPUS, HM_PERF_FEAT_CPUDESC,
 	HM_PERF_FEAT_CPUID, HM_PERF_FEAT_TOTAL_MEM, HM_PERF_FEAT_CMDLINE,
 	HM_PERF_FEAT_EVENT_DESC, HM_PERF_FEAT_CPU_TOPOLOGY, HM_PERF_FEAT_NUMA_TOPOLOGY,
+	HM_PERF_FEAT_HITMAP_INDEX,	/* the writer's own (build below), then */
 	HM_PERF_FEAT_HITMAP_KSLAB,	/* the highest bit: its table entry comes last */
 };
 #define NR_WRITTEN (sizeof(written_feats) / sizeof(written_feats[0]))
@@ -441,6 +446,15 @@ static int finish_pipe(struct hm_perfdata_writer *w, const struct hm_perf_featur
 	return flush(w, err);
 }
 
+/* Feature f's body from ft, or from the writer for its index. */
+static int feat_build(const struct hm_perfdata_writer *w, int f, const struct hm_perf_features *ft,
+		      struct hm_pbuf *b)
+{
+	if (f == HM_PERF_FEAT_HITMAP_INDEX)
+		return w->index ? hm_pd_index_build(w->index, w->data_off, w->data_size, b) : 0;
+	return hm_pd_feat_build(f, ft, w->attrs, w->nr_attrs, w->attr_size, b);
+}
+
 static int finish_file(struct hm_perfdata_writer *w, const struct hm_perf_features *ft,
 		       struct hm_err *err)
 {
@@ -449,15 +463,14 @@ static int finish_file(struct hm_perfdata_writer *w, const struct hm_perf_featur
 	int rc;
 
 	for (size_t i = 0; i < NR_WRITTEN; i++)
-		nr += hm_pd_feat_build(written_feats[i], ft, w->attrs, w->nr_attrs, w->attr_size,
-				       &body) > 0;
+		nr += feat_build(w, written_feats[i], ft, &body) > 0;
 	body.len = 0;
 	at = w->data_off + w->data_size + nr * 16;
 	for (size_t i = 0; i < NR_WRITTEN; i++) {
 		int f = written_feats[i];
 		size_t before = body.len;
 
-		if (!hm_pd_feat_build(f, ft, w->attrs, w->nr_attrs, w->attr_size, &body))
+		if (!feat_build(w, f, ft, &body))
 			continue;
 		feats[f / 64] |= 1ull << (f % 64);
 		hm_pbuf_u64(&table, at + before);
@@ -490,10 +503,19 @@ void hm_perfdata_writer_close(struct hm_perfdata_writer *w)
 		close(w->fd);
 	hm_pbuf_free(&w->out);
 	hm_pbuf_free(&w->rec);
+	hm_pd_index_free(w->index);
 	free(w->attrs);
 	free(w->ids);
 	free(w->path);
 	free(w);
+}
+
+void hm_perfdata_index_samples(struct hm_perfdata_writer *w, const uint8_t *of)
+{
+	if (w->pipe || w->data_size)	/* an index must see every record */
+		return;
+	hm_pd_index_free(w->index);
+	w->index = hm_pd_index_new(w->attrs, w->nr_attrs, of);
 }
 
 const struct hm_perf_attr *hm_perfdata_writer_attr(const struct hm_perfdata_writer *w,

@@ -1,7 +1,8 @@
 /* libFuzzer target for the perf.data reader: any input must give events, an error or a clean
  * end, never a crash, an overread or a hang. Every returned event is fully read (the
  * accessors, the conversion to hm_sample, the features and stats), so a pointer the reader
- * hands out that points outside its buffers is caught by ASan here.
+ * hands out that points outside its buffers is caught by ASan here. The records a record
+ * index lists (core/perfdata_index.c) are read once more, alone.
  * Built and run by `make fuzz` (tests/fuzz/README.md). */
 #include <string.h>
 
@@ -89,6 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hm_perfdata *pd;
 	struct hm_perf_event ev;
 	struct hm_err err;
+	const uint64_t *off;
+	uint64_t nr;
 	const char *w;
 	int fd, rc;
 
@@ -102,6 +105,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (hm_perfdata_is_pipe(pd))
 			touch_header(pd);
 	}
+	/* hitmap's record index: each listed record read alone (resolve/maps.c) */
+	if (rc == 0 && hm_perfdata_index(pd, &off, &nr))
+		for (uint64_t i = 0; i < nr; i++)
+			if (hm_perfdata_next_at(pd, off[i], &ev, &err) > 0)
+				touch_event(&ev);
 	sink += hm_perfdata_stats(pd)->lost;
 	w = hm_perfdata_warning(pd);
 	sink += w ? strlen(w) : 0;

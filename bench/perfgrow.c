@@ -7,7 +7,8 @@
  * holds at most two repetitions in memory. Memory stays constant whatever N: when one
  * repetition's records take at most CACHE_MAX bytes, the first one written is read back
  * from OUT and copied with its times patched (reopening a small IN per repetition costs
- * more than the copy); otherwise IN is read again for every repetition. */
+ * more than the copy); otherwise IN is read again for every repetition. A hitmap
+ * recording's record index (core/perfdata_index.c) is written anew for OUT. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -118,6 +119,8 @@ static int create_out(struct grow *g, struct hm_err *err)
 {
 	uint32_t nr = hm_perfdata_nr_attrs(g->pd);
 	struct hm_perf_attr *attrs;
+	const uint64_t *off;
+	uint64_t nr_off;
 	struct stat a, b;
 	int rc;
 
@@ -130,6 +133,17 @@ static int create_out(struct grow *g, struct hm_err *err)
 		attrs[i] = *hm_perfdata_attr(g->pd, i);
 	rc = hm_perfdata_create(g->out, attrs, nr, 0, &g->w, err);
 	free(attrs);
+	/* OUT keeps IN's record index (a hitmap recording's), listing the same events' samples */
+	if (rc == 0 && hm_perfdata_index(g->pd, &off, &nr_off)) {
+		uint8_t *listed = calloc(nr ? nr : 1, 1);
+
+		if (!listed)
+			return hm_err_set(err, HM_EXIT_ENV, "%s: out of memory", g->out);
+		for (uint32_t i = 0; i < nr; i++)
+			listed[i] = (uint8_t)hm_perfdata_index_lists(g->pd, i);
+		hm_perfdata_index_samples(g->w, listed);
+		free(listed);
+	}
 	return rc;
 }
 

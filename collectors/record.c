@@ -338,6 +338,7 @@ static int create_output(struct hm_session *s, const struct hm_record_opts *o, p
 			 struct hm_err *err)
 {
 	struct hm_perf_attr pa[HM_MAX_EVENTS];
+	uint8_t probe[HM_MAX_EVENTS] = {0};
 
 	memset(pa, 0, sizeof(pa));
 	for (int k = 0; k < s->nr_events; k++) {
@@ -346,9 +347,12 @@ static int create_output(struct hm_session *s, const struct hm_record_opts *o, p
 		pa[k].ids = k < s->first_alloc ? s->ids[k] : &s->alloc_id[k];
 		pa[k].nr_ids = k < s->first_alloc ? s->nr_ids[k] : 1;
 		pa[k].name = s->names[k];
+		probe[k] = k >= s->first_alloc;
 	}
 	if (hm_perfdata_create(o->output, pa, (uint32_t)s->nr_events, 0, &s->w, err))
 		return -1;
+	/* a report reads the maps and the allocations from the index, not the whole file */
+	hm_perfdata_index_samples(s->w, probe);
 	if (o->kernel && hm_synth_kernel(s->w, hm_session_note_file, s, err))
 		return -1;
 	if (o->system_wide)

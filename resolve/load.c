@@ -2,6 +2,7 @@
 
 #include "resolve/alloc.h"
 #include "resolve/handoff.h"
+#include "resolve/maps.h"
 #include "resolve/order.h"
 
 #include <inttypes.h>
@@ -20,130 +21,6 @@
 
 /* A handoff slot holds one run between prep and flush (hm_recording_stream). */
 _Static_assert(HM_HANDOFF_MAX_SLOTS <= HM_STREAM_PREP_AHEAD, "prep may run further ahead");
-
-struct map_rec {
-	struct hm_perf_event ev;
-	uint64_t time;
-	size_t seq;
-};
-
-static int cmp_map_time(const void *x, const void *y)
-{
-	const struct map_rec *a = x, *b = y;
-
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* The allocation-family events' samples: the only ones the first pass decodes. */
-struct alloc_attrs {
-	uint8_t *is;		/* by attr index */
-	uint32_t n;
-};
-
-static int want_alloc(const struct hm_perf_attr *a, void *arg)
-{
-	const struct alloc_attrs *aa = arg;
-	int ret;
-
-	if (a->index < aa->n)
-		return aa->is[a->index];
-	return hm_alloc_event_kind(a->name, &ret) >= 0;
-}
-
-/* Marks pd's allocation events in aa; 1 when there is one. */
-static int alloc_attrs_of(struct hm_perfdata *pd, struct alloc_attrs *aa)
-{
-	int any = 0, ret;
-
-	aa->n = hm_perfdata_nr_attrs(pd);
-	if (!(aa->is = calloc(aa->n ? aa->n : 1, 1)))
-		hm_oom();
-	for (uint32_t i = 0; i < aa->n; i++)
-		any |= aa->is[i] = hm_alloc_event_kind(hm_perfdata_attr(pd, i)->name, &ret) >= 0;
-	return any;
-}
-
-/* perf writes each CPU's ring in turn, so a sample can come before the MMAP record of its
- * code in file order (perf sorts by time as it reads). The address spaces are therefore
- * built in a first pass, in time order, before any sample is resolved. The same pass
- * reads the allocation samples when alloc is given (resolve/alloc.h); other samples are
- * skipped undecoded, so it costs little beside the samples' pass. */
-static int maps_pass(const char *path, void (*fn)(const struct hm_perf_event *ev, void *arg),
-		     void *arg, struct hm_alloc_map **alloc, struct hm_err *err)
-{
-	struct hm_perfdata *pd;
-	struct hm_perf_event ev;
-	struct alloc_attrs aa = {0};
-	struct map_rec *v = NULL;
-	size_t n = 0, cap = 0;
-	int rc;
-
-	if (hm_perfdata_open(path, &pd, err))
-		return -1;
-	if (alloc_attrs_of(pd, &aa) && alloc) {
-		*alloc = hm_alloc_map_new();
-		hm_perfdata_want_samples(pd, want_alloc, &aa);
-	} else {
-		hm_perfdata_want_no_samples(pd);	/* maps only */
-	}
-	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0) {
-		if (alloc && *alloc && hm_alloc_is_sample(&ev))
-			hm_alloc_map_add(*alloc, &ev);
-		if (ev.type != PERF_RECORD_MMAP && ev.type != PERF_RECORD_MMAP2)
-			continue;
-		if (n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v))))
-			hm_oom();	/* as the arena does */
-		v[n].ev = ev;
-		v[n].ev.mmap.filename = strdup(ev.mmap.filename ? ev.mmap.filename : "");
-		if (ev.mmap.extra_len) {	/* module section addresses: the file closes */
-			uint8_t *x = malloc(ev.mmap.extra_len);
-
-			if (!x)
-				hm_oom();
-			v[n].ev.mmap.extra = memcpy(x, ev.mmap.extra, ev.mmap.extra_len);
-		}
-		v[n].time = ev.has_sid ? ev.sid.time : 0;
-		v[n].seq = n;
-		n++;
-	}
-	hm_perfdata_close(pd);
-	free(aa.is);
-	if (n)
-		hm_sort(v, n, sizeof(*v), cmp_map_time);
-	for (size_t i = 0; i < n; i++) {
-		fn(&v[i].ev, arg);
-		free((char *)v[i].ev.mmap.filename);
-		free((void *)v[i].ev.mmap.extra);
-	}
-	free(v);
-	if (alloc && *alloc)
-		hm_alloc_map_seal(*alloc);
-	return rc < 0;
-}
-
-/* The file's first damage as a pass that decodes every sample finds it: maps_pass skips
- * samples, so it may trip on what follows a damaged one instead. Error path only. */
-static int first_damage(const char *path, struct hm_err *err)
-{
-	struct hm_perfdata *pd;
-	struct hm_perf_event ev;
-	int rc;
-
-	if (hm_perfdata_open(path, &pd, err))
-		return -1;
-	while ((rc = hm_perfdata_next(pd, &ev, err)) > 0)
-		;
-	hm_perfdata_close(pd);
-	return rc < 0 ? -1 : 0;
-}
-
-int hm_recording_maps(const char *path, void (*fn)(const struct hm_perf_event *ev, void *arg),
-		      void *arg, struct hm_err *err)
-{
-	return maps_pass(path, fn, arg, NULL, err);
-}
 
 static void track_map(const struct hm_perf_event *ev, void *r)
 {
@@ -461,10 +338,10 @@ static int load_file(const char *path, const struct hm_resolve_opts *o,
 	rec->prefetch = hm_debugfile_prefetch(NULL, hm_perfdata_features(rec->pd)->build_ids,
 					      hm_perfdata_features(rec->pd)->nr_build_ids);
 	/* with the maps, heap objects by allocation (resolve/alloc.h) */
-	if (!stream && (rc = maps_pass(path, track_map, rec->resolver, &rec->alloc, &perr)) < 0)
+	if (!stream && (rc = hm_maps_pass(path, track_map, rec->resolver, &rec->alloc, &perr)) < 0)
 		stream = 1;	/* the sample pass reports what is wrong with the file */
 	else if (!stream && rc && rec->alloc) {	/* allocations cut short would misname */
-		if (first_damage(path, err) == 0)
+		if (hm_first_damage(path, err) == 0)
 			*err = perr;
 		return -1;
 	}

@@ -121,6 +121,32 @@ print(("ok" if not bad else "not ok") +
 for b in bad[:3]:
     print("    %s | %s | want %s" % b)
 PY
+# the record index (core/perfdata_index.c): it lists what perf script shows besides the
+# samples (MMAP2, COMM, FORK, EXIT...) and the probes' samples, no more; and the report
+# read through it is the report of the same file with the index's feature bit (249)
+# cleared, which the maps pass reads whole
+IDX=${BUILD:-build}/tests/tools/pdindex
+"$IDX" "$T/t.data" >"$T/t.idx" 2>&1
+probes=$(perf script -i "$T/t.data" -F event 2>/dev/null | grep -c 'hitmap:')
+others=$(perf script -i "$T/t.data" --show-task-events --show-mmap-events --show-lost-events \
+	--show-namespace-events --show-switch-events --show-cgroup-events --show-bpf-events \
+	--show-text-poke-events -F event 2>/dev/null | grep -c 'PERF_RECORD_')
+listed=$(sed -n 's/^records //p' "$T/t.idx")
+if grep -qx index "$T/t.idx" && grep -qx 'lists hitmap:malloc' "$T/t.idx" && [ "$probes" -gt 0 ] &&
+	[ "$listed" = $((probes + others)) ]; then
+	ok "alloc: the record index lists the $probes probe samples and $others other records perf script shows"
+else nok "alloc: the record index" "listed=$listed probes=$probes others=$others" "$(cat "$T/t.idx")"; fi
+/usr/bin/python3 - "$T/t.data" "$T/u.data" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+b[72 + 249 // 8] &= ~(1 << (249 % 8)) & 0xff
+open(sys.argv[2], 'wb').write(b)
+PY
+"$H" report -i "$T/u.data" --json 2>&1 | sed "s#$T/u.data#$T/t.data#g" >"$T/u.json"
+if grep -qx none <("$IDX" "$T/u.data") && grep -q 'calloc at alloc_array.c' "$T/t.json" &&
+	cat "$T/t.json" "$T/tr.err" | cmp -s - "$T/u.json"; then
+	ok "alloc: the report through the record index is the report of the whole file"
+else nok "alloc: the report through the record index" "$(diff "$T/t.json" "$T/u.json" | head -5)"; fi
 
 # 3. C++ operator new[] (it tail-calls operator new, which calls malloc: the outer wins)
 if ! traps; then

@@ -102,8 +102,11 @@ void hm_pd_index_note(struct hm_pd_index *x, uint64_t off, const void *rec, size
 		return;
 	if (x->unusable)
 		return;
-	if (x->n == INDEX_MAX) {
+	if (x->n == INDEX_MAX) {	/* no index: its memory goes back at once */
 		x->unusable = 1;
+		free(x->off);
+		x->off = NULL;
+		x->n = x->cap = 0;
 		return;
 	}
 	if (x->n == x->cap && !(x->off = realloc(x->off, (x->cap = x->cap ? 2 * x->cap : 256) *

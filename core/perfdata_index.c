@@ -33,6 +33,7 @@ struct hm_pd_index *hm_pd_index_new(const struct hm_perf_attr *attrs, uint32_t n
 				    const uint8_t *of)
 {
 	struct hm_pd_index *x = calloc(1, sizeof(*x));
+
 	if (!x || !(x->of = calloc(nr ? nr : 1, 1)))
 		hm_oom();
 	x->nr_attrs = nr;

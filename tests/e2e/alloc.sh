@@ -124,7 +124,8 @@ PY
 # the record index (core/perfdata_index.c): it lists what perf script shows besides the
 # samples (MMAP2, COMM, FORK, EXIT...) and the probes' samples, no more; and the report
 # read through it is the report of the same file with the index's feature bit (249)
-# cleared, which the maps pass reads whole
+# cleared, which the maps pass reads whole (sound here: a user-space recording has no slab
+# section, bit 250, whose feature table entry would be taken for 249's)
 IDX=${BUILD:-build}/tests/tools/pdindex
 "$IDX" "$T/t.data" >"$T/t.idx" 2>&1
 probes=$(perf script -i "$T/t.data" -F event 2>/dev/null | grep -c 'hitmap:')

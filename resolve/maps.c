@@ -86,13 +86,18 @@ static void take(struct maps_taken *m, const struct hm_perf_event *ev)
 	r->seq = m->n++;
 }
 
-/* Forgets what was taken, keeping the arrays. */
+/* The copies take() made of a record's strings. */
+static void rec_free(struct map_rec *r)
+{
+	free((char *)r->ev.mmap.filename);
+	free((void *)r->ev.mmap.extra);
+}
+
+/* Forgets what was taken, keeping the array; the allocation map starts anew. */
 static void taken_drop(struct maps_taken *m)
 {
-	for (size_t i = 0; i < m->n; i++) {
-		free((char *)m->v[i].ev.mmap.filename);
-		free((void *)m->v[i].ev.mmap.extra);
-	}
+	for (size_t i = 0; i < m->n; i++)
+		rec_free(&m->v[i]);
 	m->n = 0;
 	if (m->alloc) {
 		hm_alloc_map_free(m->alloc);
@@ -149,13 +154,14 @@ int hm_maps_pass(const char *path, void (*fn)(const struct hm_perf_event *ev, vo
 	if (hm_perfdata_open(path, &pd, err))
 		return -1;
 	if (alloc_attrs_of(pd, &aa) && alloc)
-		m.alloc = *alloc = hm_alloc_map_new();
+		m.alloc = hm_alloc_map_new();	/* *alloc once taking is over: a drop renews it */
 	indexed = by_index(pd, &aa, &m);
 	if (indexed < 0) {	/* read again from the start, as if there were no index */
 		hm_perfdata_close(pd);
 		if (hm_perfdata_open(path, &pd, err)) {
 			free(aa.is);
 			free(m.v);
+			hm_alloc_map_free(m.alloc);
 			return -1;
 		}
 	}
@@ -173,12 +179,13 @@ int hm_maps_pass(const char *path, void (*fn)(const struct hm_perf_event *ev, vo
 		hm_sort(m.v, m.n, sizeof(*m.v), cmp_map_time);
 	for (size_t i = 0; i < m.n; i++) {
 		fn(&m.v[i].ev, arg);
-		free((char *)m.v[i].ev.mmap.filename);
-		free((void *)m.v[i].ev.mmap.extra);
+		rec_free(&m.v[i]);
 	}
 	free(m.v);
-	if (m.alloc)
+	if (m.alloc) {
 		hm_alloc_map_seal(m.alloc);
+		*alloc = m.alloc;
+	}
 	return rc < 0;
 }
 

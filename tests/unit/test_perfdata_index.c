@@ -5,6 +5,7 @@
  * listed record is not one. */
 #include "tests/unit/perfdata_util.h"
 #include "resolve/load.h"
+#include "resolve/maps.h"
 
 #define CLOCK_ID 11
 #define MALLOC_ID 22
@@ -380,6 +381,125 @@ static void test_maps_pass_reads_the_index_and_the_file_when_it_is_wrong(void **
 	free(b);
 }
 
+/* Allocation probes with the registers alloc.c reads: malloc's size (di), its result (ax). */
+#define RET_ID 33
+#define REGS ((1ull << 0) | (1ull << 5))	/* ax, di */
+
+static const uint64_t ret_id[] = {RET_ID};
+
+static void put_raw_probe(struct hm_perfdata_writer *w, uint64_t id, uint64_t t, uint64_t ax,
+			  uint64_t di)
+{
+	uint64_t rec[8] = {0, id, 0x7f0000, 7 | (uint64_t)7 << 32, t,
+			   PERF_SAMPLE_REGS_ABI_64, ax, di};
+	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(rec)};
+	struct hm_err err = {0};
+
+	memcpy(rec, &h, sizeof(h));
+	if (hm_perfdata_write_raw(w, rec, sizeof(rec), &err) < 0)
+		fail_msg("write_raw: %s", err.msg);
+}
+
+/* A map, then ROUNDS cpu-clock samples with a malloc and its return every 1000. */
+static void write_alloc_recording(const char *path, int indexed)
+{
+	static const uint8_t of[3] = {0, 1, 1};
+	struct hm_perf_attr a[3];
+	struct hm_perfdata_writer *w;
+	struct hm_perf_event ev;
+	struct hm_err err = {0};
+
+	memset(a, 0, sizeof(a));
+	for (int i = 0; i < 3; i++) {
+		a[i].attr.size = sizeof(a[i].attr);
+		a[i].attr.sample_type = ST | (i ? PERF_SAMPLE_REGS_USER : 0);
+		a[i].attr.sample_regs_user = i ? REGS : 0;
+		a[i].attr.sample_id_all = 1;
+		a[i].nr_ids = 1;
+		a[i].attr.type = i ? PERF_TYPE_TRACEPOINT : PERF_TYPE_SOFTWARE;
+	}
+	a[0].ids = clock_id;
+	a[0].name = "cpu-clock";
+	a[1].ids = malloc_id;
+	a[1].name = "hitmap:malloc";
+	a[2].ids = ret_id;
+	a[2].name = "hitmap:malloc_ret";
+	if (hm_perfdata_create(path, a, 3, 0, &w, &err) < 0)
+		fail_msg("create: %s", err.msg);
+	if (indexed)
+		hm_perfdata_index_samples(w, of);
+	put_mmap(w, 0x400000, "/bin/first", 2);
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = PERF_RECORD_SAMPLE;
+		ev.attr = hm_perfdata_writer_attr(w, 0);
+		ev.sample = (struct hm_perf_sample){.ip = 0x400100 + i, .pid = 7, .tid = 7,
+						    .time = 10 + 2 * i};
+		put(w, &ev);
+		if (i % 1000 == 500) {
+			put_raw_probe(w, MALLOC_ID, 11 + 2 * i, 0, 64);
+			put_raw_probe(w, RET_ID, 11 + 2 * i, 0x10000000 + i * 128, 0);
+		}
+	}
+	if (hm_perfdata_finish(w, NULL, &err) < 0)
+		fail_msg("finish: %s", err.msg);
+	hm_perfdata_writer_close(w);
+}
+
+/* The pass's maps and allocations, as resolve/load.c takes them. */
+static size_t allocs_of(const char *path, uint64_t *bases, size_t max)
+{
+	struct hm_alloc_map *alloc = NULL;
+	const struct hm_alloc_obj *objs;
+	struct hm_err err = {0};
+	size_t n;
+	int maps = 0;
+
+	assert_int_equal(hm_maps_pass(path, count_map, &maps, &alloc, &err), 0);
+	assert_int_equal(maps, 1);
+	assert_non_null(alloc);
+	n = hm_alloc_map_count(alloc, &objs);
+	assert_true(n <= max);
+	for (size_t i = 0; i < n; i++)
+		bases[i] = objs[i].base;
+	hm_alloc_map_free(alloc);
+	return n;
+}
+
+/* An index found wrong half-way: the pass reads the whole file again, with an allocation
+ * map started anew, and the caller gets that one (it once got the one dropped). */
+static void test_maps_pass_allocations_after_a_wrong_index(void **state)
+{
+	char *path = tmp_path("allocidx"), *plain = tmp_path("allocplain");
+	uint64_t want[64], got[64], ret_at;
+	uint8_t *b;
+	size_t len, n;
+	struct index_at x;
+
+	(void)state;
+	write_alloc_recording(plain, 0);
+	write_alloc_recording(path, 1);
+	n = allocs_of(plain, want, 64);
+	assert_int_equal(n, ROUNDS / 1000);
+	assert_int_equal(allocs_of(path, got, 64), n);	/* through the index */
+	assert_memory_equal(got, want, n * sizeof(*got));
+	b = read_bytes(path, &len);
+	x = find_index(b, len);
+	/* entries: the map, then each malloc and its return; the first return's entry now
+	 * names the cpu-clock sample after it, which the index does not list */
+	memcpy(&ret_at, b + x.off + 2 * 8, 8);
+	ret_at += 64;
+	memcpy(b + x.off + 2 * 8, &ret_at, 8);
+	write_bytes(path, b, len);
+	assert_int_equal(allocs_of(path, got, 64), n);
+	assert_memory_equal(got, want, n * sizeof(*got));
+	unlink(path);
+	unlink(plain);
+	free(path);
+	free(plain);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_index_of_another_data_section_is_ignored),
 		cmocka_unit_test(test_small_file_index_is_kept_but_not_used),
 		cmocka_unit_test(test_maps_pass_reads_the_index_and_the_file_when_it_is_wrong),
+		cmocka_unit_test(test_maps_pass_allocations_after_a_wrong_index),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -183,7 +183,8 @@ int hm_pd_feat_build(int f, const struct hm_perf_features *feat, const struct hm
 		     uint32_t nr_attrs, uint32_t attr_size, struct hm_pbuf *b);
 
 /* A record read by hm_perfdata_next_at comes with the bytes after it up to this many
- * (its window); perfdata_index.c counts those reads. */
+ * (its window, not perfdata_read.c's 1 MB: the index's records are sparse in the file);
+ * perfdata_index.c counts those reads. */
 #define HM_PD_SEEK_WIN (4u << 10)
 
 /* perfdata_index.c: the writer's side of the record index */

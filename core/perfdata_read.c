@@ -283,10 +283,6 @@ static int record_cut(struct hm_perfdata *pd, uint64_t need, struct hm_err *err)
  * for; a record is at most 64 KB. Where pread fails, the mapping answers. */
 #define WIN_CAP (1u << 20)
 
-/* hm_perfdata_next_at's window (HM_PD_SEEK_WIN): the index's records are sparse in the
- * file, so a read of WIN_CAP for each would read much of it. */
-#define SEEK_WIN HM_PD_SEEK_WIN
-
 /* The bytes at off, as the window holds them: filled anew from off, cap bytes at most. */
 static const uint8_t *win_fill(struct hm_perfdata *pd, uint64_t off, size_t cap)
 {
@@ -318,7 +314,7 @@ static const uint8_t *win_get(struct hm_perfdata *pd, uint64_t off)
 {
 	if (off >= pd->win_off && off + 8 <= pd->win_off + pd->win_len)
 		return pd->win + (off - pd->win_off);
-	return win_fill(pd, off, pd->seek ? SEEK_WIN : WIN_CAP);
+	return win_fill(pd, off, pd->seek ? HM_PD_SEEK_WIN : WIN_CAP);
 }
 
 /* A mapped file is read once, front to back: the pages already read are handed back every
@@ -372,7 +368,8 @@ static int next_record(struct hm_perfdata *pd, struct hm_err *err)
 			if (h.size > pd->mem_len - pd->pos)
 				return record_cut(pd, h.size, err);
 			if (pd->mem_mapped && pd->pos + h.size > pd->win_off + pd->win_len)
-				p = win_fill(pd, pd->pos, pd->seek ? SEEK_WIN + h.size : WIN_CAP);
+				p = win_fill(pd, pd->pos,
+					     pd->seek ? HM_PD_SEEK_WIN + h.size : WIN_CAP);
 		} else if ((rc = src_get(pd, pd->pos, h.size, &p, err)) <= 0) {
 			return rc < 0 ? -1 : record_cut(pd, h.size, err);
 		}
